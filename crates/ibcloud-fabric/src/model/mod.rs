@@ -1,0 +1,12 @@
+//! The subnet model: nodes, ports, links and their physical properties.
+
+mod builder;
+mod fabric;
+mod link;
+mod node;
+
+pub use builder::{FabricBuilder, NodeSpec};
+pub(crate) use builder::port_num;
+pub use fabric::{Fabric, Link};
+pub use link::{LinkRate, LinkSpeed, LinkWidth, PortState};
+pub use node::{Node, NodeKind, Port};
