@@ -1,0 +1,295 @@
+"""Run the real tools of the field against ibcloud's files.
+
+ibsim emulates a fabric from a net file; programs linked against libibumad
+(ibnetdiscover, OpenSM, ibroute) talk to it through the ``umad2sim`` shim
+loaded with ``LD_PRELOAD``. This module starts and stops those processes in
+scratch directories so that several can run side by side:
+
+- every :class:`IbSim` gets its own socket name (``IBSIM_SOCKNAME``), which both
+  ibsim and the shim honour, so simulators never collide;
+- shimmed clients run in the simulator's scratch folder, where the shim leaves
+  its ``sys-PID`` folders;
+- OpenSM gets a config file with its own ``dump_files_dir`` and an
+  ``OSM_CACHE_DIR`` for guid2lid, so nothing is written under /var.
+
+Processes are stopped by their PID, never by name.
+
+>>> import shutil
+>>> shutil.which("ibsim") is not None
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SHIM", "IbSim", "OpenSmRun", "InteropError", "ibnetdiscover", "run_opensm", "tools_available"]
+
+#: The umad2sim shim shipped by Debian's ibsim-utils.
+SHIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+
+_counter = itertools.count()
+
+
+class InteropError(RuntimeError):
+    """A real tool failed or did not answer in time; the message quotes its output."""
+
+
+def tools_available() -> dict[str, bool]:
+    """Which of the interop tools are installed.
+
+    >>> sorted(tools_available())
+    ['ibdmchk', 'ibnetdiscover', 'ibroute', 'ibsim', 'opensm', 'umad2sim']
+    """
+    found = {name: shutil.which(name) is not None for name in ("ibsim", "ibnetdiscover", "opensm", "ibroute", "ibdmchk")}
+    found["umad2sim"] = Path(SHIM).exists()
+    return found
+
+
+def _scratch_root() -> Path:
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no output)"
+
+
+class IbSim:
+    """An ibsim process emulating the fabric in ``net_file``.
+
+    Use it as a context manager; the simulator stops on exit. ``nodes``,
+    ``switches`` and ``ports`` raise ibsim's limits (-N, -S, -P) for big fabrics;
+    by default they are derived from the file.
+
+    >>> from ibcloud import Fabric
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> Fabric.generate("4-ary-2-full").write(d / "t.net")
+    >>> with IbSim(d / "t.net") as sim:
+    ...     "Switch" in ibnetdiscover(sim)
+    True
+    """
+
+    def __init__(
+        self,
+        net_file: str | os.PathLike[str],
+        *,
+        workdir: str | os.PathLike[str] | None = None,
+        nodes: int | None = None,
+        switches: int | None = None,
+        ports: int | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        self.net_file = Path(net_file).resolve()
+        self.sockname = f"ibc{os.getpid()}x{next(_counter)}"
+        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ibsim-", dir=_scratch_root()))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.timeout = timeout
+        counts = self._count_nodes()
+        self.limits = (
+            nodes if nodes is not None else counts[0] + 16,
+            switches if switches is not None else counts[1] + 16,
+            ports if ports is not None else max(counts[2] + 1, 64),
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = self.workdir / "ibsim.log"
+
+    def _count_nodes(self) -> tuple[int, int, int]:
+        nodes = switches = max_ports = 0
+        header = re.compile(r"^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s")
+        with open(self.net_file, errors="replace") as fh:
+            for line in fh:
+                m = header.match(line)
+                if m:
+                    nodes += 1
+                    switches += m.group(1) == "Switch"
+                    max_ports = max(max_ports, int(m.group(2)))
+        return nodes, switches, max_ports
+
+    def client_env(self) -> dict[str, str]:
+        """Environment for a libibumad program that should talk to this simulator."""
+        env = dict(os.environ)
+        env["LD_PRELOAD"] = SHIM
+        env["IBSIM_SOCKNAME"] = self.sockname
+        return env
+
+    def _ready(self) -> bool:
+        try:
+            return f"@{self.sockname}:" in Path("/proc/net/unix").read_text()
+        except OSError:
+            return False
+
+    def start(self) -> IbSim:
+        """Starts ibsim and waits until it accepts clients."""
+        n, s, p = self.limits
+        cmd = ["ibsim", "-s", "-n", "-N", str(n), "-S", str(s), "-P", str(p), str(self.net_file)]
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        env["IBSIM_SOCKNAME"] = self.sockname
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + self.timeout
+        while not self._ready():
+            if self.proc.poll() is not None:
+                raise InteropError(f"ibsim exited with {self.proc.returncode} on {self.net_file}:\n{_tail(self.log)}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise InteropError(f"ibsim did not come up within {self.timeout:.0f} s on {self.net_file}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        """Stops the simulator (by PID)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def run_client(self, cmd: list[str], *, timeout: float | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Runs a shimmed client in the simulator's folder and returns its output."""
+        try:
+            done = subprocess.run(cmd, cwd=self.workdir, env=self.client_env(), capture_output=True, text=True,
+                                  timeout=timeout or self.timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as err:
+            raise InteropError(f"{cmd[0]} did not finish within {err.timeout:.0f} s") from err
+        if check and done.returncode != 0:
+            raise InteropError(f"{' '.join(cmd)} exited with {done.returncode}:\n{done.stderr[-2000:]}")
+        return done
+
+    def __enter__(self) -> IbSim:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def ibnetdiscover(sim: IbSim, out: str | os.PathLike[str] | None = None) -> str:
+    """Runs ``ibnetdiscover`` against the simulator; returns (and optionally writes) the topology."""
+    text = sim.run_client(["ibnetdiscover"]).stdout
+    if out is not None:
+        Path(out).write_text(text)
+    return text
+
+
+@dataclass
+class OpenSmRun:
+    """Where one OpenSM run left its results."""
+
+    returncode: int
+    #: OpenSM's log file.
+    log: Path
+    #: dump_files_dir: opensm-lfts.dump, opensm-subnet.lst, …
+    dump_dir: Path
+    #: OSM_CACHE_DIR: guid2lid, …
+    cache_dir: Path
+    #: Routing engine OpenSM reports it used, if the log says.
+    engine_used: str | None
+    #: Seconds between "building routing with" and "tables configured" in the log, if present.
+    routing_seconds: float | None
+
+    @property
+    def lfts(self) -> Path:
+        return self.dump_dir / "opensm-lfts.dump"
+
+    @property
+    def subnet_lst(self) -> Path:
+        return self.dump_dir / "opensm-subnet.lst"
+
+    @property
+    def guid2lid(self) -> Path:
+        return self.cache_dir / "guid2lid"
+
+
+_STAMP = re.compile(r"^(\w{3} \d{2} \d{2}:\d{2}:\d{2} \d{6})")
+
+
+def _stamp_seconds(line: str) -> float | None:
+    m = _STAMP.match(line)
+    if not m:
+        return None
+    hms, micros = m.group(1).split()[2], m.group(1).split()[3]
+    h, mi, s = (int(x) for x in hms.split(":"))
+    return h * 3600 + mi * 60 + s + int(micros) / 1e6
+
+
+def _parse_log(log: Path) -> tuple[str | None, float | None]:
+    engine = None
+    start = end = None
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None, None
+    for line in lines:
+        m = re.search(r"building routing with '([^']+)'", line)
+        if m:
+            engine, start = m.group(1), _stamp_seconds(line)
+        m = re.search(r"(\S+) tables configured on all switches", line)
+        if m:
+            end = _stamp_seconds(line)
+            engine = engine or m.group(1)
+        m = re.search(r"[Rr]outing engine (\S+) (?:was used|used)", line)
+        if m and engine is None:
+            engine = m.group(1)
+    seconds = end - start if start is not None and end is not None else None
+    return engine, seconds
+
+
+def run_opensm(
+    sim: IbSim,
+    *,
+    routing_engine: str | None = None,
+    lfts_file: str | os.PathLike[str] | None = None,
+    verbosity: str = "0x41",
+    extra_args: list[str] | None = None,
+    config: dict[str, str] | None = None,
+    guid2lid: str | os.PathLike[str] | None = None,
+    timeout: float = 600.0,
+) -> OpenSmRun:
+    """Runs OpenSM once (``-o``) on the simulator and collects its dumps.
+
+    ``routing_engine`` is passed as ``-R``; ``lfts_file`` as ``-U`` for the
+    ``file`` engine. ``guid2lid`` seeds OpenSM's LID cache, so a second run
+    keeps the LIDs of a first. The log is flushed on every line (``-d 2``).
+    """
+    run_dir = Path(tempfile.mkdtemp(prefix="opensm-", dir=sim.workdir))
+    dump_dir, cache_dir = run_dir / "dumps", run_dir / "cache"
+    dump_dir.mkdir()
+    cache_dir.mkdir()
+    if guid2lid is not None:
+        shutil.copyfile(guid2lid, cache_dir / "guid2lid")
+    settings = {"dump_files_dir": str(dump_dir), **(config or {})}
+    conf = run_dir / "opensm.conf"
+    conf.write_text("".join(f"{k} {v}\n" for k, v in settings.items()))
+    log = run_dir / "opensm.log"
+    cmd = ["opensm", "-o", "-F", str(conf), "-f", str(log), "-d", "2", "-D", verbosity]
+    if routing_engine:
+        cmd += ["-R", routing_engine]
+    if lfts_file:
+        cmd += ["-U", str(Path(lfts_file).resolve())]
+    cmd += extra_args or []
+    env = sim.client_env()
+    env["OSM_CACHE_DIR"] = str(cache_dir)
+    try:
+        done = subprocess.run(cmd, cwd=sim.workdir, env=env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as err:
+        raise InteropError(f"opensm did not finish within {timeout:.0f} s; log: {log}\n{_tail(log)}") from err
+    engine, seconds = _parse_log(log)
+    return OpenSmRun(done.returncode, log, dump_dir, cache_dir, engine, seconds)

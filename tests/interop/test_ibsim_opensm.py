@@ -1,0 +1,93 @@
+"""Interop with the real tools: ibsim, ibnetdiscover and OpenSM 3.3.23.
+
+These run in CI for real; a missing tool is a failure, never a skip
+(`make test` installs them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ibcloud
+from ibcloud import Fabric
+from ibcloud.interop import IbSim, ibnetdiscover, run_opensm, tools_available
+
+
+def test_every_tool_is_installed() -> None:
+    missing = [name for name, ok in tools_available().items() if not ok]
+    assert not missing, f"missing interop tools {missing}; run `make test`, which installs them"
+
+
+@pytest.fixture(scope="module")
+def ft648() -> Fabric:
+    return Fabric.generate("ft648")
+
+
+@pytest.fixture(scope="module")
+def ft648_sim(ft648: Fabric, tmp_path_factory: pytest.TempPathFactory):
+    net = tmp_path_factory.mktemp("ft648") / "ft648.net"
+    ft648.write(net)
+    with IbSim(net) as sim:
+        yield sim
+
+
+@pytest.fixture(scope="module")
+def opensm_run(ft648_sim: IbSim):
+    run = run_opensm(ft648_sim)
+    assert run.returncode == 0, run.log.read_text()[-3000:]
+    return run
+
+
+def test_ibnetdiscover_sees_exactly_the_generated_fabric(ft648: Fabric, ft648_sim: IbSim, tmp_path: Path) -> None:
+    topo = tmp_path / "discovered.topo"
+    ibnetdiscover(ft648_sim, topo)
+    discovered = Fabric.read(topo, format="ibnetdiscover")
+    assert (discovered.num_cas, discovered.num_switches, discovered.num_links) == (648, 54, 648 + 36 * 18)
+    assert ft648.topology_difference(discovered) is None
+    # Descriptions survive the trip through ibsim too.
+    assert sorted(discovered.to_pandas()["description"]) == sorted(ft648.to_pandas()["description"])
+
+
+def test_ibsim_loads_our_ibnetdiscover_output(tmp_path: Path) -> None:
+    fabric = Fabric.generate("4-ary-3-full")
+    topo = tmp_path / "ours.topo"
+    fabric.write(topo)
+    with IbSim(topo) as sim:
+        again = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
+    assert fabric.topology_difference(again) is None
+
+
+def test_opensm_dumps_read_back(ft648: Fabric, opensm_run) -> None:
+    assert opensm_run.engine_used == "minhop"
+    subnet = Fabric.read(opensm_run.subnet_lst, format="subnet-lst")
+    assert ft648.topology_difference(subnet) is None
+    g2l = ibcloud.read_guid2lid(opensm_run.guid2lid)
+    assert len(g2l) == 648 + 54
+    lids = sorted(lo for lo, _ in g2l.values())
+    assert lids == list(range(1, 703)), "OpenSM packs LIDs 1..702 on a fresh subnet"
+    # Our OpenSM-order LID assignment reproduces OpenSM's choice exactly.
+    ours = ft648.copy()
+    ours.assign_lids(policy="opensm", sm_port_guid=ft648.first_ca_port_guid())
+    assert ours.guid2lid() == g2l
+    # The tables cover every LID on every switch and only name existing ports.
+    subnet.assign_lids(policy="guid2lid", guid2lid=opensm_run.guid2lid)
+    tables = ibcloud.read_lfts(opensm_run.lfts, subnet)
+    assert tables.num_switches == 54
+    assert tables.unrouted_entries(subnet) == 0
+
+
+def test_file_engine_loads_tables_we_write(opensm_run, ft648_sim: IbSim, tmp_path: Path) -> None:
+    fabric = Fabric.read(opensm_run.subnet_lst, format="subnet-lst")
+    fabric.assign_lids(policy="guid2lid", guid2lid=opensm_run.guid2lid)
+    tables = ibcloud.read_lfts(opensm_run.lfts, fabric)
+    # Move one root-bound route to another up port so the table differs from minhop's.
+    changed = tables.reroute_one_entry(fabric)
+    ours = tmp_path / "ours-lfts.dump"
+    tables.write_opensm(ours, fabric)
+    run = run_opensm(ft648_sim, routing_engine="file", lfts_file=ours, guid2lid=opensm_run.guid2lid)
+    assert run.returncode == 0, run.log.read_text()[-3000:]
+    assert run.engine_used == "file", f"OpenSM fell back to {run.engine_used}"
+    loaded = ibcloud.read_lfts(run.lfts, fabric)
+    assert loaded == tables, f"OpenSM did not install our table (changed {changed})"
