@@ -18,8 +18,11 @@ use crate::model::{Fabric, FabricBuilder, LinkRate, NodeKind, NodeSpec};
 use std::fmt;
 use std::str::FromStr;
 
-/// Vendor prefix of generated GUIDs (Mellanox's OUI 0x0002c9).
+/// Vendor prefix of generated GUIDs: Mellanox's OUI 0x0002c9 in the top 24 bits.
 const GUID_OUI: u64 = 0x0002_c900_0000_0000;
+/// Type byte below the OUI: 0x02 switches, 0x03 channel adapters.
+const GUID_SWITCH: u64 = 0x02 << 32;
+const GUID_CA: u64 = 0x03 << 32;
 
 /// Parameters of a PGFT (XGFT when every p is 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,8 +42,9 @@ pub struct FatTreeParams {
     pub rate: LinkRate,
 }
 
+/// Saturating product, so absurd parameters fail validation instead of overflowing.
 fn product(xs: &[u32]) -> u64 {
-    xs.iter().map(|&x| x as u64).product()
+    xs.iter().fold(1u64, |acc, &x| acc.saturating_mul(x as u64))
 }
 
 impl FatTreeParams {
@@ -87,19 +91,20 @@ impl FatTreeParams {
 
     /// Nodes at level i (0 = compute nodes): ∏_{l>i} m_l · ∏_{l≤i} w_l.
     pub fn nodes_at_level(&self, i: usize) -> u64 {
-        product(&self.m[i..]) * product(&self.w[..i])
+        product(&self.m[i..]).saturating_mul(product(&self.w[..i]))
     }
 
     /// Number of switches.
     pub fn num_switches(&self) -> u64 {
-        (1..=self.h).map(|i| self.nodes_at_level(i)).sum()
+        (1..=self.h).fold(0u64, |acc, i| acc.saturating_add(self.nodes_at_level(i)))
     }
 
-    /// Ports used by a level-i node: m_i·p_i down plus w_{i+1}·p_{i+1} up.
+    /// Ports used by a level-i node: m_i·p_i down plus w_{i+1}·p_{i+1} up
+    /// (saturating at u32::MAX).
     pub fn ports_used(&self, i: usize) -> u32 {
-        let down = if i == 0 { 0 } else { self.m[i - 1] * self.p[i - 1] };
-        let up = if i == self.h { 0 } else { self.w[i] * self.p[i] };
-        down + up
+        let down = if i == 0 { 0 } else { self.m[i - 1] as u64 * self.p[i - 1] as u64 };
+        let up = if i == self.h { 0 } else { self.w[i] as u64 * self.p[i] as u64 };
+        u32::try_from(down + up).unwrap_or(u32::MAX)
     }
 
     /// Checks the parameters describe a buildable tree within the LID space.
@@ -120,7 +125,7 @@ impl FatTreeParams {
         if self.m.iter().chain(&self.w).chain(&self.p).any(|&x| x == 0) {
             return bad("every m, w and p must be at least 1".into());
         }
-        let total = self.num_compute_nodes() + self.num_switches();
+        let total = self.num_compute_nodes().saturating_add(self.num_switches());
         if total > 49_151 {
             return bad(format!(
                 "{total} nodes and switches would need more than the 49151 unicast LIDs"
@@ -168,14 +173,15 @@ impl FatTreeParams {
                 let spec = if level == 0 {
                     NodeSpec::new(
                         NodeKind::Ca,
-                        Guid(GUID_OUI | 0x0300_0000_0000 | (j + 1) << 4),
+                        // Port GUIDs are node GUID + port (≤ 254), so hosts sit 256 apart.
+                        Guid(GUID_OUI | GUID_CA | (j + 1) << 8),
                         self.ports_used(0),
                         format!("hca-{:05} HCA-1", j + 1),
                     )
                 } else {
                     let mut s = NodeSpec::new(
                         NodeKind::Switch,
-                        Guid(GUID_OUI | 0x0200_0000_0000 | (level as u64) << 24 | (j + 1)),
+                        Guid(GUID_OUI | GUID_SWITCH | (level as u64) << 24 | (j + 1)),
                         self.radix.unwrap_or(self.ports_used(level)),
                         format!("sw-L{level}-{:04}", j + 1),
                     );
@@ -333,6 +339,27 @@ mod tests {
         for bad in ["XGFT(2;4;1,2)", "XGFT(2;4,x;1,2)", "tree(2;1;1)", "XGFT(2;4,4;1,0)", "0-ary-2"] {
             assert!(bad.parse::<FatTreeParams>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn guids_carry_the_vendor_prefix_and_never_collide() {
+        let f = FatTreeParams::xgft(&[2, 2], &[17, 1]).build().unwrap();
+        let mut port_guids: Vec<u64> = f.lid_ports().map(|(_, p)| p.guid.0).collect();
+        let n = port_guids.len();
+        port_guids.sort_unstable();
+        port_guids.dedup();
+        assert_eq!(port_guids.len(), n);
+        let leaf = f.switches().next().unwrap();
+        assert_eq!(f.node(leaf).guid, Guid(0x0002_c902_0100_0001));
+        assert_eq!(f.node(f.cas().next().unwrap()).guid, Guid(0x0002_c903_0000_0100));
+        assert!(f.nodes().iter().all(|n| n.guid.0 >> 40 == 0x0002c9));
+    }
+
+    #[test]
+    fn absurd_parameters_fail_without_overflow() {
+        let t = FatTreeParams::pgft(&[u32::MAX, u32::MAX], &[u32::MAX, 2], &[u32::MAX, 3]);
+        assert!(t.validate().is_err());
+        assert_eq!(t.ports_used(1), u32::MAX);
     }
 
     #[test]
