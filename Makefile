@@ -35,14 +35,14 @@ run: system-deps build
 test: system-deps test-rust test-python
 
 test-rust: $(STAMPS)/venv
-	cargo test --locked --workspace --all-targets
-	cargo test --locked --workspace --doc
+	cargo test --workspace --all-targets
+	cargo test --workspace --doc
 
 test-python: build
 	$(VPY) -m pytest tests/
 
 bench: $(STAMPS)/venv
-	cargo bench --locked --workspace
+	cargo bench --workspace
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv
@@ -55,7 +55,7 @@ $(STAMPS)/venv: requirements-dev.txt
 # maturin installs the package in editable mode: Python edits need no rebuild,
 # Rust edits and pyproject.toml changes do.
 $(STAMPS)/build: $(STAMPS)/venv pyproject.toml $(RUST_SOURCES)
-	$(VENV)/bin/maturin develop --release --locked
+	$(VENV)/bin/maturin develop --release
 	$(VPY) -c 'import ibcloud; print("ibcloud", ibcloud.__version__, "built")'
 	touch $@
 

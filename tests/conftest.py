@@ -9,6 +9,6 @@ INTEROP = ROOT / "fixtures" / "interop"
 
 
 @pytest.fixture
-def interop() -> Path:
+def interop_dir() -> Path:
     """fixtures/interop: files written by ibnetdiscover, ibsim and OpenSM."""
     return INTEROP

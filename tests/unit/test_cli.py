@@ -93,8 +93,11 @@ def test_generate_with_lmc_and_faults(capsys, tmp_path):
                          "--fail-switches", "1", "--seed", "3", "-o", str(path), "--format", "ibnetdiscover")
     assert status == 0
     assert "648 CAs, 53 switches" in out and "removed 1 switches and 5 links (seed 3)" in out
-    assert "max LID 26" in out  # 648 CAs x 4 LIDs + 53 switches, aligned
     expected, _ = Fabric.generate("ft648").inject_faults(links=5, switches=1, seed=3)
+    expected.assign_lids(lmc=2)
+    # The 18 CAs of a removed leaf get no LID: 630 x 4 LIDs from 4, then the switches.
+    assert expected.max_lid == 4 + 630 * 4 + 50 - 1
+    assert f"max LID {expected.max_lid} ({expected.lft_blocks} LFT blocks per switch)" in out
     assert Fabric.read(path).topology_difference(expected) is None
 
 
@@ -115,16 +118,16 @@ def test_info_reads_files_and_ranks_them(capsys, tmp_path):
     assert info["lft_blocks_per_switch"] == 107
 
 
-def test_info_of_the_fixtures(capsys, interop):
+def test_info_of_the_fixtures(capsys, interop_dir):
     for name in ["ibnetdiscover-example.txt", "ibsim-example.net"]:
-        status, out, _ = run(capsys, "topo", "info", str(interop / name), "--json")
+        status, out, _ = run(capsys, "topo", "info", str(interop_dir / name), "--json")
         info = json.loads(out)
         assert status == 0 and (info["cas"], info["switches"], info["links"]) == (4, 2, 6), name
 
 
-def test_convert(capsys, tmp_path, interop):
+def test_convert(capsys, tmp_path, interop_dir):
     out_path = tmp_path / "example.net"
-    status, out, _ = run(capsys, "topo", "convert", str(interop / "ibnetdiscover-example.txt"), str(out_path),
+    status, out, _ = run(capsys, "topo", "convert", str(interop_dir / "ibnetdiscover-example.txt"), str(out_path),
                          "--from", "ibnetdiscover")
     assert status == 0 and "(ibnetdiscover) -> " in out and "(ibsim)" in out
     back = Fabric.read(out_path)

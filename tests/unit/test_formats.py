@@ -85,23 +85,23 @@ def test_format_follows_the_extension_unless_named(tmp_path):
     assert Fabric.read(tmp_path / "b.txt").topology_difference(fabric) is None, "sniffed from the content"
 
 
-def test_ibnetdiscover_fixture(interop):
-    fabric = Fabric.read(interop / "ibnetdiscover-example.txt", "ibnetdiscover")
+def test_ibnetdiscover_fixture(interop_dir):
+    fabric = Fabric.read(interop_dir / "ibnetdiscover-example.txt", "ibnetdiscover")
     assert (fabric.num_cas, fabric.num_switches, fabric.num_links) == (4, 2, 6)
     fabric.infer_ranks()
     assert [(lvl["rank"], lvl["switches"]) for lvl in fabric.summary()["levels"]] == [(0, 2)]
 
 
-def test_ibsim_fixture(interop):
-    fabric = Fabric.read(interop / "ibsim-example.net")
+def test_ibsim_fixture(interop_dir):
+    fabric = Fabric.read(interop_dir / "ibsim-example.net")
     assert (fabric.num_cas, fabric.num_switches, fabric.num_links) == (4, 2, 6)
     names = {n["description"] for n in fabric.nodes()}
     assert {"Switch1", "Switch2", "Hca1", "Hca4"} <= names
 
 
-def test_the_two_fixtures_describe_the_same_fabric(interop):
-    a = Fabric.read(interop / "ibnetdiscover-example.txt")
-    b = Fabric.read(interop / "ibsim-example.net")
+def test_the_two_fixtures_describe_the_same_fabric(interop_dir):
+    a = Fabric.read(interop_dir / "ibnetdiscover-example.txt")
+    b = Fabric.read(interop_dir / "ibsim-example.net")
     assert shape(a) == shape(b)
 
 

@@ -34,7 +34,7 @@ from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import UnsupportedError
 from ibcloud.fabric import Fabric
 from ibcloud.formats import format_name, formats, guess_format
-from ibcloud.generate import presets
+from ibcloud.generate import FatTreeParams, presets
 
 __all__ = ["register"]
 
@@ -78,9 +78,8 @@ def _load(source: str, fmt: str | None) -> Tuple[Fabric, str]:
     if fmt is not None or _looks_like_path(source):
         detected = fmt or guess_format(source) or "detected from content"
         return Fabric.read(source, format=fmt), f"{source} ({detected})"
-    from ibcloud.generate import FatTreeParams
-
-    return Fabric.generate(source), f"{source}: {FatTreeParams.parse(source)}"
+    params = FatTreeParams.parse(source)
+    return params.build(), f"{source}: {params}"
 
 
 def _generate(args: argparse.Namespace) -> ExitStatus:
