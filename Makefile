@@ -1,0 +1,80 @@
+# ibcloud: build, test and run from a fresh Debian machine (as root, with Rust
+# and Python 3 present). Every step is idempotent; stamp files in .venv make
+# repeated runs skip what is already done.
+#
+#   make run    build, then generate the 648-node fat-tree and write it out
+#   make test   Rust tests, then Python tests
+#   make bench  the criterion benchmarks of the workspace
+#   make clean  remove build products, the venv and ./out
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMPS := $(VENV)/.stamps
+
+# Debian packages for the interop checks against the tools of the field.
+DEB_PACKAGES := opensm ibsim-utils infiniband-diags ibutils
+
+# Build the Rust sources with the venv's interpreter, so pyo3's build
+# configuration stays the same between maturin and cargo test.
+export PYO3_PYTHON := $(abspath $(VPY))
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
+
+.PHONY: run test test-rust test-python bench build venv system-deps clean
+
+run: system-deps build
+	$(VENV)/bin/ibcloud run
+
+test: system-deps test-rust test-python
+
+test-rust: $(STAMPS)/venv
+	cargo test --workspace --all-targets
+	cargo test --workspace --doc
+
+test-python: build
+	$(VPY) -m pytest tests/
+
+bench: $(STAMPS)/venv
+	cargo bench --workspace
+
+build: $(STAMPS)/build
+venv: $(STAMPS)/venv
+
+$(STAMPS)/venv: requirements-dev.txt
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+	mkdir -p $(STAMPS) && touch $@
+
+# maturin installs the package in editable mode: Python edits need no rebuild,
+# Rust edits and pyproject.toml changes do.
+$(STAMPS)/build: $(STAMPS)/venv pyproject.toml $(RUST_SOURCES)
+	$(VENV)/bin/maturin develop --release
+	$(VPY) -c 'import ibcloud; print("ibcloud", ibcloud.__version__, "built")'
+	touch $@
+
+# Installs the missing packages only; fails loudly when that is impossible.
+system-deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		if [ "$$(id -u)" -ne 0 ]; then echo "error: need root to install:$$missing" >&2; exit 1; fi; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update; \
+		apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+clean:
+	cargo clean
+	rm -rf $(VENV) out .pytest_cache .hypothesis
+	find python -name '_native*.so' -delete
+	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +

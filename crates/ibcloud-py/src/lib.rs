@@ -1,0 +1,44 @@
+//! # ibcloud-py
+//!
+//! The `ibcloud._native` extension module: thin PyO3 wrappers over the core
+//! crates, one file per core area. Methods convert arguments, call the core
+//! with the GIL released for long work, and map errors to the exceptions of
+//! [`exceptions`] in one place ([`error`]). No algorithm lives here, and no
+//! panic unwinds into Python.
+//!
+//! Internal: use the `ibcloud` Python package, which adds docs, defaults and
+//! conversions on top.
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+mod error;
+mod exceptions;
+mod fabric;
+mod formats;
+mod generate;
+mod lids;
+mod summary;
+
+use pyo3::prelude::*;
+
+/// Native core of ibcloud; see the `ibcloud` package.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    exceptions::register(m)?;
+    m.add_class::<fabric::PyFabric>()?;
+    m.add_class::<generate::PyFatTreeParams>()?;
+    m.add_function(wrap_pyfunction!(generate::presets, m)?)?;
+    m.add_function(wrap_pyfunction!(generate::inject_faults, m)?)?;
+    m.add_function(wrap_pyfunction!(lids::assign_lids, m)?)?;
+    m.add_function(wrap_pyfunction!(lids::guid2lid_of, m)?)?;
+    m.add_function(wrap_pyfunction!(summary::summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::formats, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::format_from_path, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::format_name, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::read_fabric, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::write_fabric, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::parse_fabric, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::render_fabric, m)?)?;
+    Ok(())
+}

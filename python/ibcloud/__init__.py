@@ -1,0 +1,41 @@
+"""ibcloud: an open toolkit for virtualized InfiniBand HPC clouds.
+
+A Rust core models InfiniBand subnets, generates the fat-trees of the
+reference papers, assigns LIDs and reads and writes the file formats of the
+field; this package wraps it with docs, defaults and conversions, and the
+``ibcloud`` command drives it.
+
+>>> import ibcloud
+>>> f = ibcloud.Fabric.generate("ft648")
+>>> f.num_cas, f.num_switches, f.summary()["full_lft_smps"]
+(648, 54, 594)
+"""
+
+from ibcloud._native import __version__
+from ibcloud.exceptions import (
+    IbcloudError,
+    InternalError,
+    LidError,
+    ParseError,
+    TopologyError,
+    UnsupportedError,
+)
+from ibcloud.fabric import Fabric
+from ibcloud.formats import format_name, formats, guess_format
+from ibcloud.generate import FatTreeParams, presets
+
+__all__ = [
+    "Fabric",
+    "FatTreeParams",
+    "IbcloudError",
+    "InternalError",
+    "LidError",
+    "ParseError",
+    "TopologyError",
+    "UnsupportedError",
+    "__version__",
+    "format_name",
+    "formats",
+    "guess_format",
+    "presets",
+]

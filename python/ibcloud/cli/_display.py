@@ -1,0 +1,124 @@
+"""Terminal output shared by the subcommands: one-line descriptions, the
+summary tables of ``topo info`` and ``run``, and transient progress spinners.
+Tables and spinners use rich; results go to stdout, spinners to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ibcloud.fabric import Fabric
+
+
+def describe(fabric: Fabric) -> str:
+    """One line with the counts that matter for routing.
+
+    >>> describe(Fabric.generate("ft648"))
+    '648 CAs, 54 switches, 1296 links, max LID 702 (11 LFT blocks per switch)'
+    """
+    routers = f", {fabric.num_routers} routers" if fabric.num_routers else ""
+    return (
+        f"{fabric.num_cas} CAs, {fabric.num_switches} switches{routers}, {fabric.num_links} links, "
+        f"max LID {fabric.max_lid} ({fabric.lft_blocks} LFT blocks per switch)"
+    )
+
+
+def span(pair: Sequence[int]) -> str:
+    """A ``[min, max]`` pair as ``36`` or ``18-36``.
+
+    >>> span([36, 36]), span([18, 36])
+    ('36', '18-36')
+    """
+    low, high = pair
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def role(rank: Optional[int], top: int) -> str:
+    """The name of an OpenSM rank in a tree whose leaves have rank ``top``.
+
+    >>> [role(r, 2) for r in (0, 1, 2, None)]
+    ['root', 'middle', 'leaf', 'unranked']
+    """
+    if rank is None:
+        return "unranked"
+    if rank == 0:
+        return "root+leaf" if top == 0 else "root"
+    return "leaf" if rank == top else "middle"
+
+
+def summary_tables(summary: Dict[str, Any], title: str) -> List[Table]:
+    """The ``topo info`` tables for a :meth:`Fabric.summary`: totals, then one
+    row per OpenSM rank (roots first).
+
+    >>> totals, levels = summary_tables(Fabric.generate("ft324").summary(), "ft324")
+    >>> levels.row_count, levels.columns[1].header
+    (2, 'role')
+    """
+    totals = Table(title=title, show_header=False, title_justify="left")
+    totals.add_column("quantity")
+    totals.add_column("value", justify="right")
+    rates = ", ".join(f"{count} × {rate}" for rate, count in summary["link_rates"].items()) or "-"
+    for name, value in [
+        ("CAs", summary["cas"]),
+        ("switches", summary["switches"]),
+        ("routers", summary["routers"]),
+        ("links", summary["links"]),
+        ("link rates", rates),
+        ("LIDs used", summary["lids_used"]),
+        ("max LID", summary["max_lid"]),
+        ("LFT blocks per switch", summary["lft_blocks_per_switch"]),
+        ("full-LFT SMPs (switches × blocks)", summary["full_lft_smps"]),
+    ]:
+        totals.add_row(name, f"{value:,}" if isinstance(value, int) else value)
+
+    levels = Table(title="switches per OpenSM rank (roots = rank 0)", title_justify="left")
+    for header in ("rank", "role", "switches", "radix", "switch links", "CA links"):
+        levels.add_column(header, justify="left" if header == "role" else "right")
+    ranks = [level["rank"] for level in summary["levels"] if level["rank"] is not None]
+    top = max(ranks, default=0)
+    for level in summary["levels"]:
+        levels.add_row(
+            "-" if level["rank"] is None else str(level["rank"]),
+            role(level["rank"], top),
+            f"{level['switches']:,}",
+            span(level["radix"]),
+            span(level["switch_links"]),
+            span(level["ca_links"]),
+        )
+    return [totals, levels]
+
+
+def print_summary(summary: Dict[str, Any], title: str, console: Optional[Console] = None) -> None:
+    """Prints :func:`summary_tables` to ``console`` (default: stdout).
+
+    >>> import io
+    >>> console = Console(file=io.StringIO(), width=100)
+    >>> print_summary(Fabric.generate("4-ary-2-full").summary(), "4-ary-2-full", console)
+    >>> "LFT blocks per switch" in console.file.getvalue()
+    True
+    """
+    console = console or Console(highlight=False)
+    for table in summary_tables(summary, title):
+        console.print(table)
+
+
+@contextlib.contextmanager
+def progress(description: str) -> Iterator[Callable[[str], None]]:
+    """A transient spinner on stderr for multi-step work; yields a function
+    that replaces the step text. Nothing is left behind when it ends, and
+    nothing is shown when stderr is not a terminal.
+
+    >>> with progress("generating") as step:
+    ...     step("writing")
+    """
+    console = Console(stderr=True)
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    # Off unless stderr is a terminal: rich would leave a blank line in logs.
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda text: bar.update(task, description=text)

@@ -1,0 +1,100 @@
+"""Entry point of the ``ibcloud`` command: parse the arguments, run the
+subcommand, return an :class:`ExitStatus`.
+
+Errors the user can fix (bad input files, unknown presets, invalid
+parameters, missing files) are reported as ``ibcloud: error: <message>`` on
+stderr with status 2, never as a traceback.
+
+>>> main(["--version"])  # doctest: +ELLIPSIS
+ibcloud ...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import os
+import sys
+from typing import Optional, Sequence
+
+from ibcloud import __version__
+from ibcloud.exceptions import IbcloudError
+
+__all__ = ["ExitStatus", "build_parser", "main"]
+
+
+class ExitStatus(enum.IntEnum):
+    """How a run ended.
+
+    >>> int(ExitStatus.ERROR)
+    2
+    """
+
+    SUCCESS = 0  # ran, and everything checked out
+    FAILURE = 1  # ran, and found a problem (e.g. a file that does not read back)
+    ERROR = 2  # could not run: bad input, bad parameters, a missing file
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered.
+
+    >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
+    True
+    """
+    from ibcloud.cli import run, topo
+
+    parser = argparse.ArgumentParser(
+        prog="ibcloud",
+        description="Tools for virtualized InfiniBand HPC clouds.",
+    )
+    parser.add_argument("--version", action="version", version=f"ibcloud {__version__}")
+    commands = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND", required=True)
+    topo.register(commands)
+    run.register(commands)
+    return parser
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        return f"{err.filename}: {err.strerror}"
+    return str(err) or type(err).__name__
+
+
+def _report(err: BaseException) -> None:
+    print(f"ibcloud: error: {_describe(err)}", file=sys.stderr)
+    cause = err.__cause__
+    while cause is not None:
+        print(f"  caused by: {_describe(cause)}", file=sys.stderr)
+        cause = cause.__cause__
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs ``ibcloud`` with ``argv`` (default: the process arguments) and
+    returns the exit status.
+
+    >>> main(["topo", "info", "ft999"])
+    2
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit:  # --help, --version and usage errors
+        return exit.code if isinstance(exit.code, int) else int(ExitStatus.ERROR)
+    try:
+        status = args.run(args)
+    except BrokenPipeError:
+        # The reader went away (`ibcloud topo presets | head`): not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = ExitStatus.SUCCESS
+    except KeyboardInterrupt:
+        print("ibcloud: interrupted", file=sys.stderr)
+        return 130
+    except (IbcloudError, OSError) as err:
+        _report(err)
+        status = ExitStatus.ERROR
+    return int(status)
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""The exceptions ibcloud raises, one per error category of the Rust core.
+
+::
+
+    IbcloudError                      base of everything below
+    ├── ParseError (also ValueError)  malformed file content: ``file:line: problem``
+    ├── TopologyError                 inconsistent topology, bad generator parameters
+    ├── LidError                      LID assignment impossible or LID data inconsistent
+    ├── UnsupportedError              a format that cannot do what was asked
+    └── InternalError                 a bug: the core panicked
+
+File access errors are ordinary :class:`OSError` subclasses
+(:class:`FileNotFoundError`, :class:`PermissionError`, ...) carrying the file name.
+
+>>> from ibcloud import Fabric
+>>> try:
+...     Fabric.generate("XGFT(2;4,4;1,0)")
+... except IbcloudError as err:
+...     print(type(err).__name__)
+TopologyError
+>>> issubclass(ParseError, ValueError)
+True
+"""
+
+from ibcloud._native import (
+    IbcloudError,
+    InternalError,
+    LidError,
+    ParseError,
+    TopologyError,
+    UnsupportedError,
+)
+
+__all__ = [
+    "IbcloudError",
+    "InternalError",
+    "LidError",
+    "ParseError",
+    "TopologyError",
+    "UnsupportedError",
+]
