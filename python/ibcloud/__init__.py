@@ -23,10 +23,12 @@ from ibcloud.exceptions import (
 from ibcloud.fabric import Fabric
 from ibcloud.formats import format_name, formats, guess_format
 from ibcloud.generate import FatTreeParams, presets
+from ibcloud.tables import ForwardingTables, read_guid2lid, read_lfts, write_guid2lid
 
 __all__ = [
     "Fabric",
     "FatTreeParams",
+    "ForwardingTables",
     "IbcloudError",
     "InternalError",
     "LidError",
@@ -38,4 +40,7 @@ __all__ = [
     "formats",
     "guess_format",
     "presets",
+    "read_guid2lid",
+    "read_lfts",
+    "write_guid2lid",
 ]

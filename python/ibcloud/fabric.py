@@ -331,13 +331,17 @@ class Fabric:
         lmc: int = 0,
         lmc_esp0: bool = False,
         sm_port_guid: Optional[int] = None,
+        guid2lid: Union[PathLike, Dict[int, Tuple[int, int]], None] = None,
     ) -> None:
         """Reassigns every LID in place.
 
         ``policy`` ``"packed"`` hands out LIDs from 1 in fabric order (CAs
         first for generated trees); ``"opensm"`` follows OpenSM 3.3 on a fresh
         subnet: the port ``sm_port_guid`` (where the SM runs) first, then
-        every port by GUID in network byte order. ``lmc`` (0-7) gives each CA
+        every port by GUID in network byte order; ``"guid2lid"`` keeps the LIDs
+        of ``guid2lid`` (a path to OpenSM's cache file or a dict as
+        :meth:`guid2lid` returns) and gives other ports free LIDs in OpenSM's
+        order, as OpenSM does with its cache. ``lmc`` (0-7) gives each CA
         port 2^lmc aligned LIDs; switch port 0 gets them too with ``lmc_esp0``.
 
         >>> f = Fabric.generate("ft648")
@@ -347,8 +351,16 @@ class Fabric:
         >>> f.assign_lids(policy="opensm", sm_port_guid=f.nodes()[0]["guid"] + 1)
         >>> f.nodes()[0]["lid"]
         1
+        >>> g = Fabric.generate("ft648")
+        >>> g.assign_lids(policy="guid2lid", guid2lid={f.nodes()[0]["guid"] + 1: (700, 700)})
+        >>> g.nodes()[0]["lid"]
+        700
         """
-        _native.assign_lids(self._native, policy, lmc, lmc_esp0, sm_port_guid)
+        if guid2lid is not None and not isinstance(guid2lid, dict):
+            from ibcloud.tables import read_guid2lid
+
+            guid2lid = read_guid2lid(guid2lid)
+        _native.assign_lids(self._native, policy, lmc, lmc_esp0, sm_port_guid, guid2lid)
 
     def guid2lid(self) -> Dict[int, Tuple[int, int]]:
         """The LIDs as OpenSM's guid2lid cache holds them: port GUID → (first

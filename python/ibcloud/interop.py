@@ -55,6 +55,15 @@ def tools_available() -> dict[str, bool]:
     return found
 
 
+def _example_net() -> Path:
+    """A small net file (the 4-ary-2-full tree) for the examples in this module."""
+    from ibcloud.fabric import Fabric
+
+    path = Path(tempfile.mkdtemp(prefix="ibcloud-example-", dir=_scratch_root())) / "4-ary-2-full.net"
+    Fabric.generate("4-ary-2-full").write(path)
+    return path
+
+
 def _scratch_root() -> Path:
     shm = Path("/dev/shm")
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
@@ -120,7 +129,13 @@ class IbSim:
         return nodes, switches, max_ports
 
     def client_env(self) -> dict[str, str]:
-        """Environment for a libibumad program that should talk to this simulator."""
+        """Environment for a libibumad program that should talk to this simulator.
+
+        >>> sim = IbSim(_example_net())
+        >>> env = sim.client_env()
+        >>> env["LD_PRELOAD"] == SHIM, env["IBSIM_SOCKNAME"] == sim.sockname
+        (True, True)
+        """
         env = dict(os.environ)
         env["LD_PRELOAD"] = SHIM
         env["IBSIM_SOCKNAME"] = self.sockname
@@ -133,7 +148,13 @@ class IbSim:
             return False
 
     def start(self) -> IbSim:
-        """Starts ibsim and waits until it accepts clients."""
+        """Starts ibsim and waits until it accepts clients.
+
+        >>> sim = IbSim(_example_net()).start()
+        >>> sim.proc.poll() is None
+        True
+        >>> sim.stop()
+        """
         n, s, p = self.limits
         cmd = ["ibsim", "-s", "-n", "-N", str(n), "-S", str(s), "-P", str(p), str(self.net_file)]
         env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
@@ -152,7 +173,13 @@ class IbSim:
         return self
 
     def stop(self) -> None:
-        """Stops the simulator (by PID)."""
+        """Stops the simulator (by PID); stopping twice is harmless.
+
+        >>> sim = IbSim(_example_net()).start()
+        >>> sim.stop(); sim.stop()
+        >>> sim.proc is None
+        True
+        """
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -163,7 +190,13 @@ class IbSim:
         self.proc = None
 
     def run_client(self, cmd: list[str], *, timeout: float | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Runs a shimmed client in the simulator's folder and returns its output."""
+        """Runs a shimmed client in the simulator's folder and returns its output.
+
+        >>> with IbSim(_example_net()) as sim:
+        ...     out = sim.run_client(["ibnetdiscover", "--switch-list"]).stdout
+        >>> len(out.splitlines())
+        12
+        """
         try:
             done = subprocess.run(cmd, cwd=self.workdir, env=self.client_env(), capture_output=True, text=True,
                                   timeout=timeout or self.timeout, stdin=subprocess.DEVNULL)
@@ -181,7 +214,14 @@ class IbSim:
 
 
 def ibnetdiscover(sim: IbSim, out: str | os.PathLike[str] | None = None) -> str:
-    """Runs ``ibnetdiscover`` against the simulator; returns (and optionally writes) the topology."""
+    """Runs ``ibnetdiscover`` against the simulator; returns (and optionally writes) the topology.
+
+    >>> from ibcloud import Fabric
+    >>> with IbSim(_example_net()) as sim:
+    ...     seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
+    >>> seen.topology_difference(Fabric.generate("4-ary-2-full")) is None
+    True
+    """
     text = sim.run_client(["ibnetdiscover"]).stdout
     if out is not None:
         Path(out).write_text(text)
@@ -190,7 +230,12 @@ def ibnetdiscover(sim: IbSim, out: str | os.PathLike[str] | None = None) -> str:
 
 @dataclass
 class OpenSmRun:
-    """Where one OpenSM run left its results."""
+    """Where one OpenSM run left its results (see :func:`run_opensm`).
+
+    >>> run = OpenSmRun(0, Path("/x/log"), Path("/x/dumps"), Path("/x/cache"), "minhop", None)
+    >>> run.lfts.name, run.subnet_lst.name, run.guid2lid.name
+    ('opensm-lfts.dump', 'opensm-subnet.lst', 'guid2lid')
+    """
 
     returncode: int
     #: OpenSM's log file.
@@ -206,14 +251,29 @@ class OpenSmRun:
 
     @property
     def lfts(self) -> Path:
+        """OpenSM's forwarding tables, ``opensm-lfts.dump``.
+
+        >>> OpenSmRun(0, Path("l"), Path("d"), Path("c"), None, None).lfts
+        PosixPath('d/opensm-lfts.dump')
+        """
         return self.dump_dir / "opensm-lfts.dump"
 
     @property
     def subnet_lst(self) -> Path:
+        """OpenSM's view of the fabric, ``opensm-subnet.lst``.
+
+        >>> OpenSmRun(0, Path("l"), Path("d"), Path("c"), None, None).subnet_lst
+        PosixPath('d/opensm-subnet.lst')
+        """
         return self.dump_dir / "opensm-subnet.lst"
 
     @property
     def guid2lid(self) -> Path:
+        """OpenSM's LID cache, ``guid2lid``.
+
+        >>> OpenSmRun(0, Path("l"), Path("d"), Path("c"), None, None).guid2lid
+        PosixPath('c/guid2lid')
+        """
         return self.cache_dir / "guid2lid"
 
 
@@ -267,6 +327,15 @@ def run_opensm(
     ``routing_engine`` is passed as ``-R``; ``lfts_file`` as ``-U`` for the
     ``file`` engine. ``guid2lid`` seeds OpenSM's LID cache, so a second run
     keeps the LIDs of a first. The log is flushed on every line (``-d 2``).
+
+    >>> from ibcloud import Fabric, read_lfts
+    >>> with IbSim(_example_net()) as sim:
+    ...     run = run_opensm(sim)
+    >>> run.returncode, run.engine_used
+    (0, 'minhop')
+    >>> subnet = Fabric.read(run.subnet_lst)
+    >>> read_lfts(run.lfts, subnet).unrouted()
+    0
     """
     run_dir = Path(tempfile.mkdtemp(prefix="opensm-", dir=sim.workdir))
     dump_dir, cache_dir = run_dir / "dumps", run_dir / "cache"

@@ -59,35 +59,58 @@ def test_ibsim_loads_our_ibnetdiscover_output(tmp_path: Path) -> None:
     assert fabric.topology_difference(again) is None
 
 
+def _sm_port_guid(fabric: Fabric) -> int:
+    """ibsim attaches the SM to the first node of the net file: our writer puts hca-00001 there."""
+    first = fabric.nodes()[0]
+    assert first["kind"] == "ca"
+    return first["guid"] + 1
+
+
 def test_opensm_dumps_read_back(ft648: Fabric, opensm_run) -> None:
     assert opensm_run.engine_used == "minhop"
     subnet = Fabric.read(opensm_run.subnet_lst, format="subnet-lst")
     assert ft648.topology_difference(subnet) is None
     g2l = ibcloud.read_guid2lid(opensm_run.guid2lid)
     assert len(g2l) == 648 + 54
-    lids = sorted(lo for lo, _ in g2l.values())
-    assert lids == list(range(1, 703)), "OpenSM packs LIDs 1..702 on a fresh subnet"
+    assert sorted(lo for lo, _ in g2l.values()) == list(range(1, 703)), "OpenSM packs LIDs 1..702"
     # Our OpenSM-order LID assignment reproduces OpenSM's choice exactly.
     ours = ft648.copy()
-    ours.assign_lids(policy="opensm", sm_port_guid=ft648.first_ca_port_guid())
+    ours.assign_lids(policy="opensm", sm_port_guid=_sm_port_guid(ft648))
     assert ours.guid2lid() == g2l
-    # The tables cover every LID on every switch and only name existing ports.
-    subnet.assign_lids(policy="guid2lid", guid2lid=opensm_run.guid2lid)
+    # subnet.lst carries the same LIDs, and the tables route every LID on every switch.
+    assert subnet.guid2lid() == g2l
     tables = ibcloud.read_lfts(opensm_run.lfts, subnet)
     assert tables.num_switches == 54
-    assert tables.unrouted_entries(subnet) == 0
+    assert tables.unrouted() == 0
 
 
-def test_file_engine_loads_tables_we_write(opensm_run, ft648_sim: IbSim, tmp_path: Path) -> None:
-    fabric = Fabric.read(opensm_run.subnet_lst, format="subnet-lst")
+def test_file_engine_loads_tables_we_write(ft648: Fabric, opensm_run, ft648_sim: IbSim, tmp_path: Path) -> None:
+    fabric = ft648.copy()
     fabric.assign_lids(policy="guid2lid", guid2lid=opensm_run.guid2lid)
+    assert fabric.guid2lid() == ibcloud.read_guid2lid(opensm_run.guid2lid)
     tables = ibcloud.read_lfts(opensm_run.lfts, fabric)
-    # Move one root-bound route to another up port so the table differs from minhop's.
-    changed = tables.reroute_one_entry(fabric)
+    # Send one leaf's traffic for a remote host up another root, so the table
+    # differs from what minhop computed and only the file engine can install it.
+    nodes = fabric.nodes()
+    leaf = next(n for n in nodes if n["kind"] == "switch" and n["rank"] == 1)
+    remote_host = next(n for n in reversed(nodes) if n["kind"] == "ca")
+    up_ports = sorted(
+        (l["port_a"] if l["node_a"] == leaf["id"] else l["port_b"])
+        for l in fabric.links()
+        if leaf["id"] in (l["node_a"], l["node_b"])
+        and nodes[l["node_b"] if l["node_a"] == leaf["id"] else l["node_a"]]["kind"] == "switch"
+    )
+    assert len(up_ports) == 18
+    current = tables.get(leaf["guid"], remote_host["lid"])
+    assert current in up_ports
+    new_port = next(p for p in up_ports if p != current)
+    tables.set(leaf["guid"], remote_host["lid"], new_port)
     ours = tmp_path / "ours-lfts.dump"
-    tables.write_opensm(ours, fabric)
+    tables.write_opensm(ours)
     run = run_opensm(ft648_sim, routing_engine="file", lfts_file=ours, guid2lid=opensm_run.guid2lid)
     assert run.returncode == 0, run.log.read_text()[-3000:]
-    assert run.engine_used == "file", f"OpenSM fell back to {run.engine_used}"
-    loaded = ibcloud.read_lfts(run.lfts, fabric)
-    assert loaded == tables, f"OpenSM did not install our table (changed {changed})"
+    assert run.engine_used == "file", f"OpenSM used {run.engine_used}, not our tables"
+    installed = ibcloud.read_lfts(run.lfts, fabric)
+    assert installed.get(leaf["guid"], remote_host["lid"]) == new_port
+    assert installed == tables
+    assert run.lfts.read_text() == ours.read_text()

@@ -67,6 +67,19 @@ impl ForwardingTables {
             .map(|(i, t)| (NodeId(i as u32), t.as_slice()))
     }
 
+    /// Entries a complete routing must have but these tables lack: for every
+    /// switch, every LID in use in `fabric` (LMC ranges in full) without a port.
+    pub fn unrouted(&self, fabric: &Fabric) -> usize {
+        let lids: Vec<u16> = fabric
+            .lid_ports()
+            .flat_map(|(_, p)| (0..1u16 << p.lmc).map(move |k| p.lid.0 + k))
+            .collect();
+        fabric
+            .switches()
+            .map(|sw| lids.iter().filter(|&&l| self.get(sw, Lid(l)).is_none()).count())
+            .sum()
+    }
+
     /// 64-LID blocks of one switch that differ from `other` (the SMPs a
     /// differential update sends to that switch).
     pub fn changed_blocks(&self, other: &ForwardingTables, switch: NodeId) -> Vec<usize> {
@@ -102,5 +115,7 @@ mod tests {
         assert_eq!(t.changed_blocks(&empty, sw), vec![0, 2]);
         assert!(!t.set(f.cas().next().unwrap(), Lid(1), 1));
         assert!(!t.set(sw, Lid(0xC000), 1));
+        assert_eq!(empty.unrouted(&f), 12 * 44);
+        assert_eq!(t.unrouted(&f), 12 * 44 - 1);
     }
 }

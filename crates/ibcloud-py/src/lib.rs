@@ -15,6 +15,7 @@ mod exceptions;
 mod fabric;
 mod formats;
 mod generate;
+mod lft;
 mod lids;
 mod summary;
 
@@ -33,6 +34,10 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lids::assign_lids, m)?)?;
     m.add_function(wrap_pyfunction!(lids::guid2lid_of, m)?)?;
     m.add_function(wrap_pyfunction!(summary::summarize, m)?)?;
+    m.add_class::<lft::PyForwardingTables>()?;
+    m.add_function(wrap_pyfunction!(lft::read_lfts, m)?)?;
+    m.add_function(wrap_pyfunction!(lft::read_guid2lid, m)?)?;
+    m.add_function(wrap_pyfunction!(lft::write_guid2lid, m)?)?;
     m.add_function(wrap_pyfunction!(formats::formats, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_from_path, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_name, m)?)?;

@@ -1,6 +1,6 @@
 """``ibcloud run``: the main job. Generates a fat-tree (648 nodes by default),
-prints its summary, and writes it in every writable format under ``--out``,
-reading each file back to check it.
+prints its summary, and writes it in every writable format under ``--out``
+(plus OpenSM's guid2lid LID cache), reading each file back to check it.
 
 >>> import tempfile
 >>> from ibcloud.cli.main import main
@@ -10,6 +10,7 @@ reading each file back to check it.
 wrote .../4-ary-2-full.ibcf (native, ... bytes; read back: 32 CAs, 12 switches, 64 links)
 wrote .../4-ary-2-full.topo (ibnetdiscover, ... bytes; read back: 32 CAs, 12 switches, 64 links)
 wrote .../4-ary-2-full.net (ibsim, ... bytes; read back: 32 CAs, 12 switches, 64 links)
+wrote .../4-ary-2-full.guid2lid (OpenSM LID cache, ... bytes; read back: 44 LIDs)
 0
 """
 
@@ -18,13 +19,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from ibcloud.cli._display import print_summary, progress
 from ibcloud.cli.main import ExitStatus
 from ibcloud.fabric import Fabric
 from ibcloud.formats import formats
 from ibcloud.generate import FatTreeParams
+from ibcloud.tables import read_guid2lid, write_guid2lid
 
 __all__ = ["register"]
 
@@ -36,9 +38,10 @@ def _counts(fabric: Fabric) -> str:
 def _run(args: argparse.Namespace) -> ExitStatus:
     """Generate a fabric, print its summary and write it in every format.
 
-    Writes PRESET.ibcf (native), PRESET.topo (ibnetdiscover) and PRESET.net
-    (ibsim) under --out and reads each back; a file that does not read back
-    to the same counts makes the run fail (status 1).
+    Writes PRESET.ibcf (native), PRESET.topo (ibnetdiscover), PRESET.net
+    (ibsim) and PRESET.guid2lid (OpenSM's LID cache) under --out and reads
+    each back; a file that does not read back to the same fabric makes the
+    run fail (status 1).
     """
     params = FatTreeParams.parse(args.preset)
     with progress(f"generating {args.preset}"):
@@ -46,7 +49,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     print_summary(fabric.summary(), f"{args.preset}: {params}")
 
     args.out.mkdir(parents=True, exist_ok=True)
-    written: List[Tuple[Path, str, int, str]] = []
+    written: List[Tuple[Path, str, str, Optional[str]]] = []
     with progress("writing") as step:
         for fmt in (f for f in formats() if f["can_write"]):
             path = args.out / f"{args.preset}.{fmt['extension']}"
@@ -54,13 +57,21 @@ def _run(args: argparse.Namespace) -> ExitStatus:
             fabric.write(path, fmt["name"])
             step(f"reading back {path}")
             back = Fabric.read(path, fmt["name"])
-            written.append((path, str(fmt["name"]), path.stat().st_size, _counts(back)))
+            problem = fabric.topology_difference(back)
+            if problem is None and back.guid2lid() != fabric.guid2lid():
+                problem = "LIDs differ"
+            written.append((path, str(fmt["name"]), _counts(back), problem))
+        path = args.out / f"{args.preset}.guid2lid"
+        step(f"writing {path}")
+        write_guid2lid(fabric.guid2lid(), path)
+        lids = read_guid2lid(path)
+        written.append((path, "OpenSM LID cache", f"{len(lids)} LIDs", None if lids == fabric.guid2lid() else "LIDs differ"))
 
     status = ExitStatus.SUCCESS
-    for path, name, size, counts in written:
-        print(f"wrote {path} ({name}, {size:,} bytes; read back: {counts})")
-        if counts != _counts(fabric):
-            print(f"ibcloud: {path} reads back as {counts}, not {_counts(fabric)}", file=sys.stderr)
+    for path, name, counts, problem in written:
+        print(f"wrote {path} ({name}, {path.stat().st_size:,} bytes; read back: {counts})")
+        if problem is not None:
+            print(f"ibcloud: {path} does not read back to the same fabric: {problem}", file=sys.stderr)
             status = ExitStatus.FAILURE
     return status
 

@@ -103,6 +103,17 @@ impl Fabric {
         self.guid_index.get(&guid).copied()
     }
 
+    /// The port with this port GUID (switch port 0 or a CA/router port).
+    /// A linear scan: build a map for many look-ups.
+    pub fn port_by_guid(&self, guid: Guid) -> Option<PortRef> {
+        if guid.0 == 0 {
+            return None;
+        }
+        self.iter_nodes().find_map(|(id, n)| {
+            n.addressable_ports().find(|&p| self.ports(id)[p as usize].guid == guid).map(|p| PortRef::new(id, p))
+        })
+    }
+
     /// Switch ids, in id order.
     pub fn switches(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.iter_nodes().filter(|(_, n)| n.kind == NodeKind::Switch).map(|(i, _)| i)
