@@ -362,6 +362,17 @@ class Fabric:
             guid2lid = read_guid2lid(guid2lid)
         _native.assign_lids(self._native, policy, lmc, lmc_esp0, sm_port_guid, guid2lid)
 
+    def clear_lids(self) -> None:
+        """Removes every LID, as on a subnet no SM has configured yet (files
+        written then carry no LIDs, so OpenSM picks its own).
+
+        >>> f = Fabric.generate("ft324")
+        >>> f.clear_lids()
+        >>> f.max_lid, f.guid2lid()
+        (0, {})
+        """
+        self._native.clear_lids()
+
     def guid2lid(self) -> Dict[int, Tuple[int, int]]:
         """The LIDs as OpenSM's guid2lid cache holds them: port GUID → (first
         LID, last LID), for switch port 0 and every CA port with a LID.

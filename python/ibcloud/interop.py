@@ -108,16 +108,18 @@ class IbSim:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
         counts = self._count_nodes()
+        # ibsim's limits are totals (nodes, switches, ports of all nodes incl.
+        # port 0); never go below its defaults of 2048, 256 and 13312.
         self.limits = (
-            nodes if nodes is not None else counts[0] + 16,
-            switches if switches is not None else counts[1] + 16,
-            ports if ports is not None else max(counts[2] + 1, 64),
+            nodes if nodes is not None else max(counts[0] + 16, 2048),
+            switches if switches is not None else max(counts[1] + 16, 256),
+            ports if ports is not None else max(counts[2] + 64, 13312),
         )
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = self.workdir / "ibsim.log"
 
     def _count_nodes(self) -> tuple[int, int, int]:
-        nodes = switches = max_ports = 0
+        nodes = switches = total_ports = 0
         header = re.compile(r"^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s")
         with open(self.net_file, errors="replace") as fh:
             for line in fh:
@@ -125,8 +127,8 @@ class IbSim:
                 if m:
                     nodes += 1
                     switches += m.group(1) == "Switch"
-                    max_ports = max(max_ports, int(m.group(2)))
-        return nodes, switches, max_ports
+                    total_ports += int(m.group(2)) + 1
+        return nodes, switches, total_ports
 
     def client_env(self) -> dict[str, str]:
         """Environment for a libibumad program that should talk to this simulator.
@@ -193,7 +195,7 @@ class IbSim:
         """Runs a shimmed client in the simulator's folder and returns its output.
 
         >>> with IbSim(_example_net()) as sim:
-        ...     out = sim.run_client(["ibnetdiscover", "--switch-list"]).stdout
+        ...     out = sim.run_client(["ibnetdiscover", "--Switch_list"]).stdout
         >>> len(out.splitlines())
         12
         """
@@ -316,7 +318,7 @@ def run_opensm(
     *,
     routing_engine: str | None = None,
     lfts_file: str | os.PathLike[str] | None = None,
-    verbosity: str = "0x41",
+    verbosity: str = "0x43",
     extra_args: list[str] | None = None,
     config: dict[str, str] | None = None,
     guid2lid: str | os.PathLike[str] | None = None,
@@ -325,7 +327,9 @@ def run_opensm(
     """Runs OpenSM once (``-o``) on the simulator and collects its dumps.
 
     ``routing_engine`` is passed as ``-R``; ``lfts_file`` as ``-U`` for the
-    ``file`` engine. ``guid2lid`` seeds OpenSM's LID cache, so a second run
+    ``file`` engine. The default verbosity ``0x43`` (errors, info, routing)
+    makes OpenSM write its dumps (routing level) and log the engine it used
+    (info level). ``guid2lid`` seeds OpenSM's LID cache, so a second run
     keeps the LIDs of a first. The log is flushed on every line (``-d 2``).
 
     >>> from ibcloud import Fabric, read_lfts

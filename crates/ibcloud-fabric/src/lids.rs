@@ -169,7 +169,7 @@ pub fn assign_lids(fabric: &mut Fabric, options: &LidOptions) -> Result<(), Fabr
 pub fn guid2lid_of(fabric: &Fabric) -> Guid2Lid {
     fabric
         .lid_ports()
-        .map(|(_, p)| (p.guid, (p.lid, Lid(p.lid.0 + ((1u16 << p.lmc) - 1)))))
+        .map(|(_, p)| (p.guid, (p.lid, Lid(p.lid.0.saturating_add((1u16 << p.lmc.min(15)) - 1)))))
         .collect()
 }
 

@@ -82,6 +82,11 @@ impl PyFabric {
         self.inner.infer_ranks();
     }
 
+    /// Removes every LID (as on a subnet no SM has configured yet).
+    fn clear_lids(&mut self) {
+        self.inner.clear_lids();
+    }
+
     /// The nodes as columns: id, kind, guid, description, num_ports, rank, lid.
     fn node_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let f = &self.inner;

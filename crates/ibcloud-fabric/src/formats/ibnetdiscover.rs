@@ -637,26 +637,26 @@ mod tests {
         let (a, b) = (render(&f), render(&f));
         assert_eq!(a, b);
         let lines: Vec<&str> = a.lines().collect();
-        assert_eq!(lines[3], "# Initiated from node 0002cb0000000010 port 0002cb0000000011");
+        assert_eq!(lines[3], "# Initiated from node 0002c90300000100 port 0002c90300000101");
         assert_eq!(
             &lines[5..10],
             [
                 "vendid=0x2c9",
                 "devid=0xc738",
-                "sysimgguid=0x2cb0001000001",
-                "switchguid=0x2cb0001000001(2cb0001000001)",
-                "Switch\t8 \"S-0002cb0001000001\"\t\t# \"sw-L1-0001\" base port 0 lid 33 lmc 0",
+                "sysimgguid=0x2c90201000001",
+                "switchguid=0x2c90201000001(2c90201000001)",
+                "Switch\t8 \"S-0002c90201000001\"\t\t# \"sw-L1-0001\" base port 0 lid 33 lmc 0",
             ]
         );
         assert_eq!(
             lines[10],
-            "[1]\t\"H-0002cb0000000010\"[1](2cb0000000011) \t\t# \"hca-00001 HCA-1\" lid 1 4xQDR"
+            "[1]\t\"H-0002c90300000100\"[1](2c90300000101) \t\t# \"hca-00001 HCA-1\" lid 1 4xQDR"
         );
         let ca = lines.iter().position(|l| l.starts_with("Ca\t")).unwrap();
-        assert_eq!(lines[ca - 1], "caguid=0x2cb0000000010");
+        assert_eq!(lines[ca - 1], "caguid=0x2c90300000100");
         assert_eq!(
             lines[ca + 1],
-            "[1](2cb0000000011) \t\"S-0002cb0001000001\"[1]\t\t# lid 1 lmc 0 \"sw-L1-0001\" lid 33 4xQDR"
+            "[1](2c90300000101) \t\"S-0002c90201000001\"[1]\t\t# lid 1 lmc 0 \"sw-L1-0001\" lid 33 4xQDR"
         );
     }
 

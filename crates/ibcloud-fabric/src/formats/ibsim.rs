@@ -760,13 +760,13 @@ mod tests {
         let f = preset("4-ary-2-full").unwrap().build().unwrap();
         let text = render(&f);
         let first = text.lines().find(|l| l.starts_with(['S', 'H', 'R'])).unwrap();
-        assert!(first.starts_with("Hca\t1 \"H-0002cb0000000010\"\t\t# \"hca-00001 HCA-1\""), "{first}");
-        assert!(text.contains("\ncaguid=0x2cb0000000010\nHca\t1 \"H-0002cb0000000010\""));
+        assert!(first.starts_with("Hca\t1 \"H-0002c90300000100\"\t\t# \"hca-00001 HCA-1\""), "{first}");
+        assert!(text.contains("\ncaguid=0x2c90300000100\nHca\t1 \"H-0002c90300000100\""));
         assert!(text.contains(
-            "\n[1]\t\"S-0002cb0001000001\"[1]\t\t# lid 1 lmc 0 \"S-0002cb0001000001\" lid 33 4xQDR\n"
+            "\n[1]\t\"S-0002c90201000001\"[1]\t\t# lid 1 lmc 0 \"S-0002c90201000001\" lid 33 4xQDR\n"
         ));
-        assert!(text.contains("\nswitchguid=0x2cb0001000001\nSwitch\t8 \"S-0002cb0001000001\"\t\t# \"sw-L1-0001\" base port 0 lid 33 lmc 0\n"));
-        assert!(text.contains("\n[1]\t\"H-0002cb0000000010\"[1]\t\t# lid 1 4xQDR\n"));
+        assert!(text.contains("\nswitchguid=0x2c90201000001\nSwitch\t8 \"S-0002c90201000001\"\t\t# \"sw-L1-0001\" base port 0 lid 33 lmc 0\n"));
+        assert!(text.contains("\n[1]\t\"H-0002c90300000100\"[1]\t\t# lid 1 4xQDR\n"));
         assert!(text.contains("-N 44 -S 12 -P 140"), "{}", text.lines().nth(2).unwrap());
         // A fabric whose first node is a switch still starts with a CA.
         let ca_last = f.without(&f.cas().skip(1).collect::<Vec<_>>(), &[]);

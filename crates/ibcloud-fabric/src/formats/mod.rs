@@ -86,17 +86,19 @@ impl Format {
             return Some(Self::Native);
         }
         let text = String::from_utf8_lossy(&head[..head.len().min(64 * 1024)]);
-        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
-        let first = lines.next()?;
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'))?;
         if first.starts_with("{ ") {
             return Some(Self::SubnetLst);
         }
-        let has = |key: &str| text.lines().any(|l| l.trim_start().starts_with(key));
-        if has("vendid=") || has("switchguid=") || has("caguid=") || has("rtguid=") {
+        // ibsim spells CAs `Hca`, ibnetdiscover `Ca`; both may carry GUID lines.
+        let header = |word: &str| text.lines().any(|l| l.split_whitespace().next() == Some(word));
+        if text.contains("# Topology file") || (header("Ca") && !header("Hca")) {
             return Some(Self::Ibnetdiscover);
         }
-        let word = first.split_whitespace().next().unwrap_or("");
-        ["Switch", "Hca", "Ca", "Rt"].contains(&word).then_some(Self::IbsimNet)
+        if header("Hca") || header("Switch") || header("Rt") {
+            return Some(Self::IbsimNet);
+        }
+        None
     }
 }
 
@@ -168,4 +170,28 @@ pub fn write_fabric(fabric: &Fabric, path: &Path, format: Option<Format>) -> Res
     })?;
     let bytes = render_fabric(fabric, format)?;
     std::fs::write(path, bytes).map_err(|e| FabricError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::preset;
+
+    #[test]
+    fn sniffing_tells_every_written_format_apart() {
+        let f = preset("4-ary-2-full").unwrap().build().unwrap();
+        for format in [Format::Native, Format::Ibnetdiscover, Format::IbsimNet] {
+            assert_eq!(Format::sniff(&render_fabric(&f, format).unwrap()), Some(format));
+        }
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/interop/");
+        for (file, format) in [
+            ("ibsim-example.net", Format::IbsimNet),
+            ("ibnetdiscover-example.txt", Format::Ibnetdiscover),
+            ("opensm-subnet.lst", Format::SubnetLst),
+        ] {
+            let data = std::fs::read(format!("{fixtures}{file}")).unwrap();
+            assert_eq!(Format::sniff(&data), Some(format), "{file}");
+        }
+        assert_eq!(Format::sniff(b"hello\nworld"), None);
+    }
 }

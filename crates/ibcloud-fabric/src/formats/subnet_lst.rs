@@ -12,6 +12,10 @@
 //! Every link is listed from both ends; the reader insists the two agree,
 //! which catches truncated and hand-mangled files.
 //!
+//! OpenSM 3.3.23 prints the *remote* half's vendor and device ids wrongly
+//! (32-bit and shifted: `VenID:000002C9 DevID:C7380000` for `0002C9`/`C738`),
+//! so vendor and device ids are taken from local halves only.
+//!
 //! Read only: OpenSM never reads this file, so ibcloud has no reason to write it.
 
 use super::text::{err, numbered_lines};
@@ -48,6 +52,8 @@ struct LinkEnd {
 struct NodeInfo {
     rec: PortRecord,
     line: usize,
+    /// Vendor and device id with their line, from the first local half naming the node.
+    ids: Option<(u32, u32, usize)>,
     /// Port GUID and LID per port number (CAs and routers), from any line.
     ports: HashMap<PortNum, (Guid, Lid, usize)>,
 }
@@ -70,8 +76,8 @@ pub fn parse(text: &str, file: &str) -> Result<Fabric, FabricError> {
         let (local, rest) = parse_port(line, file, no)?;
         let (remote, tail) = parse_port(rest, file, no)?;
         let (rate, state) = parse_tail(tail, file, no)?;
-        for rec in [&local, &remote] {
-            note_node(rec, no, file, &mut nodes, &mut index)?;
+        for (rec, is_local) in [(&local, true), (&remote, false)] {
+            note_node(rec, is_local, no, file, &mut nodes, &mut index)?;
         }
         let key = (local.node_guid, local.port);
         let end = LinkEnd { remote: (remote.node_guid, remote.port), rate, state, line: no };
@@ -91,8 +97,11 @@ pub fn parse(text: &str, file: &str) -> Result<Fabric, FabricError> {
         let r = &n.rec;
         let mut spec = NodeSpec::new(r.kind, r.node_guid, r.num_ports, r.description.clone());
         spec.system_image_guid = r.system_image_guid;
-        spec.vendor_id = r.vendor_id;
-        spec.device_id = r.device_id;
+        // A node seen only as a remote end keeps NodeSpec's default ids.
+        if let Some((vendor, device, _)) = n.ids {
+            spec.vendor_id = vendor;
+            spec.device_id = device;
+        }
         if r.kind != NodeKind::Switch {
             spec.port_guids = (1..=r.num_ports)
                 .map(|p| {
@@ -151,13 +160,14 @@ pub fn parse(text: &str, file: &str) -> Result<Fabric, FabricError> {
 /// Records a node's data, checking it against earlier lines.
 fn note_node(
     rec: &PortRecord,
+    is_local: bool,
     no: usize,
     file: &str,
     nodes: &mut Vec<NodeInfo>,
     index: &mut HashMap<Guid, usize>,
 ) -> Result<(), ParseError> {
     let i = *index.entry(rec.node_guid).or_insert_with(|| {
-        nodes.push(NodeInfo { rec: rec.clone(), line: no, ports: HashMap::new() });
+        nodes.push(NodeInfo { rec: rec.clone(), line: no, ids: None, ports: HashMap::new() });
         nodes.len() - 1
     });
     let n = &mut nodes[i];
@@ -174,8 +184,18 @@ fn note_node(
     if first.system_image_guid != rec.system_image_guid {
         return Err(differs("system image GUID"));
     }
-    if (first.vendor_id, first.device_id) != (rec.vendor_id, rec.device_id) {
-        return Err(differs("vendor or device id"));
+    if is_local {
+        match n.ids {
+            None => n.ids = Some((rec.vendor_id, rec.device_id, no)),
+            Some((vendor, device, at)) if (vendor, device) != (rec.vendor_id, rec.device_id) => {
+                return Err(err(
+                    file,
+                    no,
+                    format!("node {} is described differently at line {at} (vendor or device id)", rec.node_guid),
+                ));
+            }
+            Some(_) => {}
+        }
     }
     if first.description != rec.description {
         return Err(differs("description"));
@@ -474,6 +494,20 @@ mod tests {
             let end = text.char_indices().map(|(i, _)| i).find(|&i| i >= start + len).unwrap_or(text.len());
             text.replace_range(start..end, &junk);
             let _ = parse(&text, "m");
+        }
+    }
+
+    #[test]
+    fn opensm_garbles_remote_vendor_ids_and_we_ignore_that() {
+        // OpenSM 3.3.23 on ibsim with ibcloud's 4-ary-2-full tree.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/interop/opensm-subnet-4-ary-2-full.lst");
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("DevID:C7380000"), "the fixture shows the quirk");
+        let f = parse(&text, "opensm-subnet.lst").unwrap();
+        let generated = crate::generate::preset("4-ary-2-full").unwrap().build().unwrap();
+        assert_eq!(f.topology_difference(&generated), None);
+        for n in f.nodes() {
+            assert_eq!((n.vendor_id, n.device_id), (0x2c9, if n.is_switch() { 0xc738 } else { 0x1003 }));
         }
     }
 }

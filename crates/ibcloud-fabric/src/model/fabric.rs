@@ -147,6 +147,7 @@ impl Fabric {
         (p.port <= n.num_ports).then(|| &mut self.ports[n.first_port as usize + p.port as usize])
     }
 
+    #[cfg(test)]
     pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut Node {
         &mut self.nodes[id.index()]
     }
@@ -193,14 +194,22 @@ impl Fabric {
         })
     }
 
+    /// Last LID of a port's LMC range, saturating so that corrupt data (LMC
+    /// above 7, ranges past 0xFFFF) is caught by [`Fabric::lid_table`] instead
+    /// of overflowing here.
+    fn last_lid(port: &Port) -> u16 {
+        let span = 1u32 << port.lmc.min(16);
+        u16::try_from(port.lid.0 as u32 + span - 1).unwrap_or(u16::MAX)
+    }
+
     /// Highest LID in use (counting LMC ranges), or 0.
     pub fn max_lid(&self) -> u16 {
-        self.lid_ports().map(|(_, p)| p.lid.0 + ((1u16 << p.lmc) - 1)).max().unwrap_or(0)
+        self.lid_ports().map(|(_, p)| Self::last_lid(p)).max().unwrap_or(0)
     }
 
     /// Number of LIDs in use, counting each LMC range in full.
     pub fn lids_in_use(&self) -> usize {
-        self.lid_ports().map(|(_, p)| 1usize << p.lmc).sum()
+        self.lid_ports().map(|(_, p)| 1usize << p.lmc.min(16)).sum()
     }
 
     /// Linear-forwarding-table blocks each switch needs: floor(maxLID/64)+1.
@@ -211,11 +220,13 @@ impl Fabric {
     /// LID → owning port, for LIDs 0..=max_lid; checks for collisions and
     /// out-of-range or misaligned LIDs.
     pub fn lid_table(&self) -> Result<Vec<Option<PortRef>>, LidError> {
-        let mut table = vec![None; self.max_lid() as usize + 1];
-        for (pr, port) in self.lid_ports() {
+        for (_, port) in self.lid_ports() {
             if port.lmc > 7 {
                 return Err(LidError::BadLmc(port.lmc));
             }
+        }
+        let mut table = vec![None; self.max_lid() as usize + 1];
+        for (pr, port) in self.lid_ports() {
             let span = 1u32 << port.lmc;
             let last = port.lid.0 as u32 + span - 1;
             if !port.lid.is_unicast() || last > Lid::UNICAST_MAX.0 as u32 {
