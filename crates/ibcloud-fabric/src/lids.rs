@@ -133,7 +133,7 @@ pub fn assign_lids(fabric: &mut Fabric, options: &LidOptions) -> Result<(), Fabr
         for &(pr, span) in &wanted {
             let guid = fabric.port(pr).map(|p| p.guid).unwrap_or_default();
             let Some(&(lo, hi)) = map.get(&guid) else { continue };
-            let ok = lo.is_unicast() && hi.0 >= lo.0 && (hi.0 - lo.0 + 1) as u32 == span && lo.0 as u32 % span == 0;
+            let ok = lo.is_unicast() && hi.0 >= lo.0 && (hi.0 - lo.0 + 1) as u32 == span && (lo.0 as u32).is_multiple_of(span);
             if !ok {
                 continue; // OpenSM discards a cached range that no longer fits the LMC.
             }

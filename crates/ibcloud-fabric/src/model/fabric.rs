@@ -142,14 +142,15 @@ impl Fabric {
         (p.port <= n.num_ports).then(|| &self.ports[n.first_port as usize + p.port as usize])
     }
 
-    pub(crate) fn port_mut(&mut self, p: PortRef) -> Option<&mut Port> {
-        let n = self.nodes.get(p.node.index())?;
-        (p.port <= n.num_ports).then(|| &mut self.ports[n.first_port as usize + p.port as usize])
-    }
-
     #[cfg(test)]
     pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut Node {
         &mut self.nodes[id.index()]
+    }
+
+    #[cfg(test)]
+    pub(crate) fn port_mut(&mut self, p: PortRef) -> Option<&mut Port> {
+        let n = self.nodes.get(p.node.index())?;
+        (p.port <= n.num_ports).then(|| &mut self.ports[n.first_port as usize + p.port as usize])
     }
 
     /// The other end of a cabled port.
@@ -232,7 +233,7 @@ impl Fabric {
             if !port.lid.is_unicast() || last > Lid::UNICAST_MAX.0 as u32 {
                 return Err(LidError::NotUnicast { lid: port.lid, lmc: port.lmc });
             }
-            if port.lid.0 as u32 % span != 0 {
+            if !(port.lid.0 as u32).is_multiple_of(span) {
                 return Err(LidError::Misaligned { lid: port.lid, lmc: port.lmc });
             }
             for l in port.lid.0 as u32..=last {
@@ -256,13 +257,17 @@ impl Fabric {
 
     /// Sets a port's LID and LMC (no collision check; see [`Fabric::lid_table`]).
     pub fn set_lid(&mut self, p: PortRef, lid: Lid, lmc: u8) -> Result<(), TopologyError> {
-        let desc = self.nodes.get(p.node.index()).map(|n| (n.description.clone(), n.num_ports));
-        let port = self.port_mut(p).ok_or_else(|| match desc {
-            Some((node, num_ports)) => TopologyError::PortOutOfRange { node, port: p.port, num_ports },
-            None => TopologyError::UnknownNode(p.node),
-        })?;
-        port.lid = lid;
-        port.lmc = lmc;
+        let node = self.nodes.get(p.node.index()).ok_or(TopologyError::UnknownNode(p.node))?;
+        if p.port > node.num_ports {
+            return Err(TopologyError::PortOutOfRange {
+                node: node.description.clone(),
+                port: p.port,
+                num_ports: node.num_ports,
+            });
+        }
+        let slot = node.first_port as usize + p.port as usize;
+        self.ports[slot].lid = lid;
+        self.ports[slot].lmc = lmc;
         Ok(())
     }
 
@@ -307,10 +312,9 @@ impl Fabric {
             .filter(|&d| d != u32::MAX)
             .max()
             .unwrap_or(0);
-        for i in 0..n {
-            if self.nodes[i].is_switch() {
-                let d = dist[i];
-                self.nodes[i].rank = (d != u32::MAX).then(|| (max - d).min(u8::MAX as u32) as u8);
+        for (node, &d) in self.nodes.iter_mut().zip(&dist) {
+            if node.is_switch() {
+                node.rank = (d != u32::MAX).then(|| (max - d).min(u8::MAX as u32) as u8);
             }
         }
     }
