@@ -319,6 +319,7 @@ fn lid_owners(fabric: &Fabric, max_lid: u16) -> Vec<Option<PortRef>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::text::testing::mangle;
     use crate::generate::preset;
     use crate::lft::NO_PORT;
 
@@ -486,10 +487,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn mangled_input_never_panics(at in 0usize..4096, len in 0usize..64, junk in "[ -~{}\\n\u{e9}]{0,24}") {
-            let mut text: String = FIXTURE.to_owned();
-            let start = text.char_indices().map(|(i, _)| i).find(|&i| i >= at.min(text.len())).unwrap_or(text.len());
-            let end = text.char_indices().map(|(i, _)| i).find(|&i| i >= start + len).unwrap_or(text.len());
-            text.replace_range(start..end, &junk);
+            let text = mangle(FIXTURE, at, len, &junk);
             if let Ok(dump) = parse(&text, "m") {
                 let _ = dump.to_tables(&fixture_fabric());
             }

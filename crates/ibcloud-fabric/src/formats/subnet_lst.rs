@@ -338,6 +338,7 @@ fn parse_tail(s: &str, file: &str, no: usize) -> Result<(LinkRate, PortState), P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::text::testing::mangle;
 
     const FIXTURE: &str = include_str!("../../../../fixtures/interop/opensm-subnet.lst");
 
@@ -489,10 +490,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn mangled_input_never_panics(at in 0usize..4096, len in 0usize..64, junk in "[ -~{}\\n\u{e9}]{0,24}") {
-            let mut text: String = FIXTURE.to_owned();
-            let start = text.char_indices().map(|(i, _)| i).find(|&i| i >= at.min(text.len())).unwrap_or(text.len());
-            let end = text.char_indices().map(|(i, _)| i).find(|&i| i >= start + len).unwrap_or(text.len());
-            text.replace_range(start..end, &junk);
+            let text = mangle(FIXTURE, at, len, &junk);
             let _ = parse(&text, "m");
         }
     }

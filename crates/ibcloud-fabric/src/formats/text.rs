@@ -246,6 +246,17 @@ pub(crate) mod testing {
         f
     }
 
+    /// `text` with `len` bytes at `at` (both clamped to char boundaries)
+    /// replaced by `junk`: the mutation the parsers' property tests apply.
+    pub(crate) fn mangle(text: &str, at: usize, len: usize, junk: &str) -> String {
+        let boundary = |from: usize| text.char_indices().map(|(i, _)| i).find(|&i| i >= from).unwrap_or(text.len());
+        let start = boundary(at.min(text.len()));
+        let end = boundary(start + len);
+        let mut out = text.to_owned();
+        out.replace_range(start..end, junk);
+        out
+    }
+
     /// Parses `text` expecting an error at `line` that mentions `what`.
     pub(crate) fn assert_error<T: std::fmt::Debug, E: std::fmt::Display>(
         result: Result<T, E>,

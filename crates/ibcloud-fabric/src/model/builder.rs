@@ -2,7 +2,7 @@
 
 use super::fabric::Fabric;
 use super::link::{LinkRate, PortState};
-use super::node::{Node, NodeKind, Port};
+use super::node::{port_slot, Node, NodeKind, Port};
 use crate::error::TopologyError;
 use crate::ids::{Guid, NodeId, PortNum, PortRef};
 use std::collections::HashMap;
@@ -143,15 +143,7 @@ impl FabricBuilder {
     }
 
     fn slot(&self, p: PortRef) -> Result<usize, TopologyError> {
-        let node = self.nodes.get(p.node.index()).ok_or(TopologyError::UnknownNode(p.node))?;
-        if p.port == 0 || p.port > node.num_ports {
-            return Err(TopologyError::PortOutOfRange {
-                node: node.description.clone(),
-                port: p.port,
-                num_ports: node.num_ports,
-            });
-        }
-        Ok(node.first_port as usize + p.port as usize)
+        port_slot(&self.nodes, p, false)
     }
 
     /// The peer of an external port, if cabled.
@@ -203,15 +195,7 @@ impl FabricBuilder {
 
     /// Mutable access to a port slot (LIDs, GUIDs, state) while building.
     pub fn port_mut(&mut self, p: PortRef) -> Result<&mut Port, TopologyError> {
-        let node = self.nodes.get(p.node.index()).ok_or(TopologyError::UnknownNode(p.node))?;
-        if p.port > node.num_ports {
-            return Err(TopologyError::PortOutOfRange {
-                node: node.description.clone(),
-                port: p.port,
-                num_ports: node.num_ports,
-            });
-        }
-        let slot = node.first_port as usize + p.port as usize;
+        let slot = port_slot(&self.nodes, p, true)?;
         Ok(&mut self.ports[slot])
     }
 

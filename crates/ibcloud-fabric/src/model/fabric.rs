@@ -1,7 +1,7 @@
 //! The subnet: nodes, their ports and the links between them.
 
 use super::builder::{FabricBuilder, NodeSpec};
-use super::node::{Node, NodeKind, Port};
+use super::node::{port_slot, Node, NodeKind, Port};
 use crate::error::{LidError, TopologyError};
 use crate::ids::{Guid, Lid, NodeId, PortRef};
 use serde::{Deserialize, Serialize};
@@ -257,15 +257,7 @@ impl Fabric {
 
     /// Sets a port's LID and LMC (no collision check; see [`Fabric::lid_table`]).
     pub fn set_lid(&mut self, p: PortRef, lid: Lid, lmc: u8) -> Result<(), TopologyError> {
-        let node = self.nodes.get(p.node.index()).ok_or(TopologyError::UnknownNode(p.node))?;
-        if p.port > node.num_ports {
-            return Err(TopologyError::PortOutOfRange {
-                node: node.description.clone(),
-                port: p.port,
-                num_ports: node.num_ports,
-            });
-        }
-        let slot = node.first_port as usize + p.port as usize;
+        let slot = port_slot(&self.nodes, p, true)?;
         self.ports[slot].lid = lid;
         self.ports[slot].lmc = lmc;
         Ok(())

@@ -1,6 +1,7 @@
 //! Nodes and ports as the subnet manager sees them.
 
 use super::link::{LinkRate, PortState};
+use crate::error::TopologyError;
 use crate::ids::{Guid, Lid, PortRef};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -121,4 +122,18 @@ impl Node {
         };
         format!("{prefix}-{:016x}", self.guid.0)
     }
+}
+
+/// Index of port `p` in a flat port array laid out by `first_port`; port 0 is
+/// accepted only with `allow_port0` (it cannot be cabled, but holds a switch's LID).
+pub(crate) fn port_slot(nodes: &[Node], p: PortRef, allow_port0: bool) -> Result<usize, TopologyError> {
+    let node = nodes.get(p.node.index()).ok_or(TopologyError::UnknownNode(p.node))?;
+    if (p.port == 0 && !allow_port0) || p.port > node.num_ports {
+        return Err(TopologyError::PortOutOfRange {
+            node: node.description.clone(),
+            port: p.port,
+            num_ports: node.num_ports,
+        });
+    }
+    Ok(node.first_port as usize + p.port as usize)
 }
