@@ -1,0 +1,1 @@
+//! The engines, one module each.

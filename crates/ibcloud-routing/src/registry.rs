@@ -1,0 +1,27 @@
+//! Engines by name, as OpenSM's `-R` option selects them.
+
+use crate::engine::{EngineOptions, RoutingEngine, RoutingError};
+
+type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError>;
+
+/// Every engine: name, one-line description, constructor.
+const ENGINES: &[(&str, &str, Constructor)] = &[];
+
+/// Names of the registered engines, in registry order.
+pub fn engine_names() -> Vec<&'static str> {
+    ENGINES.iter().map(|(n, _, _)| *n).collect()
+}
+
+/// Names with their one-line descriptions.
+pub fn engines() -> Vec<(&'static str, &'static str)> {
+    ENGINES.iter().map(|(n, d, _)| (*n, *d)).collect()
+}
+
+/// The engine called `name`, configured by `options`.
+pub fn engine(name: &str, options: &EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError> {
+    let (_, _, make) = ENGINES.iter().find(|(n, _, _)| *n == name).ok_or_else(|| RoutingError::UnknownEngine {
+        name: name.to_owned(),
+        known: engine_names().join(", "),
+    })?;
+    make(options)
+}
