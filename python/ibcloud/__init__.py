@@ -17,12 +17,14 @@ from ibcloud.exceptions import (
     InternalError,
     LidError,
     ParseError,
+    RoutingError,
     TopologyError,
     UnsupportedError,
 )
 from ibcloud.fabric import Fabric
 from ibcloud.formats import format_name, formats, guess_format
 from ibcloud.generate import FatTreeParams, presets
+from ibcloud.routing import Routing, engines, register_engine, route
 from ibcloud.tables import ForwardingTables, read_guid2lid, read_lfts, write_guid2lid
 
 __all__ = [
@@ -33,14 +35,19 @@ __all__ = [
     "InternalError",
     "LidError",
     "ParseError",
+    "Routing",
+    "RoutingError",
     "TopologyError",
     "UnsupportedError",
     "__version__",
+    "engines",
     "format_name",
     "formats",
     "guess_format",
     "presets",
     "read_guid2lid",
     "read_lfts",
+    "register_engine",
+    "route",
     "write_guid2lid",
 ]

@@ -7,6 +7,7 @@
     ├── TopologyError                 inconsistent topology, bad generator parameters
     ├── LidError                      LID assignment impossible or LID data inconsistent
     ├── UnsupportedError              a format that cannot do what was asked
+    ├── RoutingError                  a fabric an engine cannot route, an unknown engine
     └── InternalError                 a bug: the core panicked
 
 File access errors are ordinary :class:`OSError` subclasses
@@ -27,6 +28,7 @@ from ibcloud._native import (
     InternalError,
     LidError,
     ParseError,
+    RoutingError,
     TopologyError,
     UnsupportedError,
 )
@@ -36,6 +38,7 @@ __all__ = [
     "InternalError",
     "LidError",
     "ParseError",
+    "RoutingError",
     "TopologyError",
     "UnsupportedError",
 ]

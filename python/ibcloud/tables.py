@@ -117,6 +117,19 @@ class ForwardingTables:
         """
         return self._native.changed_blocks(other._native, switch_guid)
 
+    def differences(self, other: ForwardingTables) -> List[Tuple[int, str, int, int]]:
+        """Per switch that differs from ``other`` (tables of the same fabric):
+        ``(switch GUID, description, differing entries, differing blocks)``.
+
+        >>> from ibcloud import Fabric
+        >>> f = Fabric.generate("8-ary-2")
+        >>> a, b = ForwardingTables(f), ForwardingTables(f)
+        >>> b.set(f.nodes()[-1]["guid"], 70, 1)
+        >>> a.differences(b)
+        [(783964641951752, 'sw-L2-0008', 1, 1)]
+        """
+        return self._native.differences(other._native)
+
     def entries(self) -> Dict[str, List[int]]:
         """Every set entry as columns ``switch_guid``, ``lid``, ``port``.
 

@@ -80,6 +80,14 @@ impl ForwardingTables {
             .sum()
     }
 
+    /// Entries of one switch that differ from `other` (unset counts as a value).
+    pub fn changed_entries(&self, other: &ForwardingTables, switch: NodeId) -> usize {
+        let (a, b) = (self.table(switch), other.table(switch));
+        (0..a.len().max(b.len()))
+            .filter(|&i| a.get(i).copied().unwrap_or(NO_PORT) != b.get(i).copied().unwrap_or(NO_PORT))
+            .count()
+    }
+
     /// 64-LID blocks of one switch that differ from `other` (the SMPs a
     /// differential update sends to that switch).
     pub fn changed_blocks(&self, other: &ForwardingTables, switch: NodeId) -> Vec<usize> {
@@ -113,6 +121,7 @@ mod tests {
         assert_eq!(t.table(sw).len(), 192);
         let empty = ForwardingTables::new(&f);
         assert_eq!(t.changed_blocks(&empty, sw), vec![0, 2]);
+        assert_eq!(t.changed_entries(&empty, sw), 2);
         assert!(!t.set(f.cas().next().unwrap(), Lid(1), 1));
         assert!(!t.set(sw, Lid(0xC000), 1));
         assert_eq!(empty.unrouted(&f), 12 * 44);

@@ -6,6 +6,7 @@
 //! | `FabricError::Topology` | `TopologyError` |
 //! | `FabricError::Lid` | `LidError` |
 //! | `FabricError::Unsupported` | `UnsupportedError` |
+//! | `RoutingError` (any) | `RoutingError` |
 //! | `FabricError::Io` | `OSError` with errno and file name, so Python picks the subclass (`FileNotFoundError`, `PermissionError`, …) |
 //! | a panic in the core | `InternalError` |
 //!
@@ -13,6 +14,7 @@
 
 use crate::exceptions as exc;
 use ibcloud_fabric::{FabricError, LidError, ParseError, TopologyError};
+use ibcloud_routing::RoutingError;
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError};
 use pyo3::prelude::*;
 use std::io;
@@ -24,6 +26,8 @@ use std::path::Path;
 pub(crate) enum PyIbcloudErr {
     /// Any error of `ibcloud-fabric`.
     Fabric(FabricError),
+    /// Any error of `ibcloud-routing`.
+    Routing(RoutingError),
     /// The core panicked: a bug, reported instead of unwinding into Python.
     Internal(String),
 }
@@ -31,6 +35,12 @@ pub(crate) enum PyIbcloudErr {
 impl From<FabricError> for PyIbcloudErr {
     fn from(e: FabricError) -> Self {
         Self::Fabric(e)
+    }
+}
+
+impl From<RoutingError> for PyIbcloudErr {
+    fn from(e: RoutingError) -> Self {
+        Self::Routing(e)
     }
 }
 
@@ -66,6 +76,7 @@ impl From<PyIbcloudErr> for PyErr {
             PyIbcloudErr::Fabric(FabricError::Unsupported(msg)) => exc::UnsupportedError::new_err(msg),
             PyIbcloudErr::Fabric(FabricError::Io { path, source }) => os_error(&path, &source),
             PyIbcloudErr::Fabric(other) => exc::IbcloudError::new_err(other.to_string()),
+            PyIbcloudErr::Routing(e) => exc::RoutingError::new_err(e.to_string()),
             PyIbcloudErr::Internal(msg) => exc::InternalError::new_err(msg),
         }
     }

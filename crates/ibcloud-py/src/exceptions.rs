@@ -32,6 +32,12 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     ibcloud.exceptions,
+    RoutingError,
+    IbcloudError,
+    "A fabric an engine cannot route (e.g. ftree on a non-fat-tree), an unknown engine or bad engine options."
+);
+pyo3::create_exception!(
+    ibcloud.exceptions,
     InternalError,
     IbcloudError,
     "A bug in ibcloud: the Rust core panicked. Please report it with the input that caused it."
@@ -60,6 +66,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TopologyError", py.get_type::<TopologyError>())?;
     m.add("LidError", py.get_type::<LidError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("RoutingError", py.get_type::<RoutingError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("ParseError", parse_error(py)?)?;
     Ok(())

@@ -96,6 +96,25 @@ impl PyForwardingTables {
         Ok(self.inner.changed_blocks(&other.inner, self.switch(switch_guid)?))
     }
 
+    /// Per switch that differs from `other` (same fabric): (switch GUID,
+    /// description, differing entries, differing 64-LID blocks), in fabric order.
+    fn differences(&self, other: &PyForwardingTables) -> PyResult<Vec<(u64, String, usize, usize)>> {
+        if self.fabric.topology_difference(&other.fabric).is_some() || self.fabric.num_nodes() != other.inner.num_nodes() {
+            return Err(exceptions::TopologyError::new_err("the tables belong to different fabrics"));
+        }
+        Ok(self
+            .fabric
+            .switches()
+            .filter_map(|sw| {
+                let entries = self.inner.changed_entries(&other.inner, sw);
+                (entries > 0).then(|| {
+                    let node = self.fabric.node(sw);
+                    (node.guid.0, node.description.clone(), entries, self.inner.changed_blocks(&other.inner, sw).len())
+                })
+            })
+            .collect())
+    }
+
     /// Writes the tables in OpenSM's `opensm-lfts.dump` layout (loadable with
     /// `opensm -R file -U PATH`).
     fn write_opensm(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {

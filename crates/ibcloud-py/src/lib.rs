@@ -17,6 +17,7 @@ mod formats;
 mod generate;
 mod lft;
 mod lids;
+mod routing;
 mod summary;
 
 use pyo3::prelude::*;
@@ -38,6 +39,11 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lft::read_lfts, m)?)?;
     m.add_function(wrap_pyfunction!(lft::read_guid2lid, m)?)?;
     m.add_function(wrap_pyfunction!(lft::write_guid2lid, m)?)?;
+    m.add_class::<routing::PyPathSls>()?;
+    m.add_function(wrap_pyfunction!(routing::engines, m)?)?;
+    m.add_function(wrap_pyfunction!(routing::route, m)?)?;
+    m.add_function(wrap_pyfunction!(routing::write_native_with_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(routing::read_native_with_tables, m)?)?;
     m.add_function(wrap_pyfunction!(formats::formats, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_from_path, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_name, m)?)?;

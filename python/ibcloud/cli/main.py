@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import run, topo
+    from ibcloud.cli import route, run, topo
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ibcloud {__version__}")
     commands = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND", required=True)
     topo.register(commands)
+    route.register(commands)
     run.register(commands)
     return parser
 

@@ -1,0 +1,94 @@
+//! Routing engines of `ibcloud-routing`, by registry name, and the native
+//! file that holds a fabric with its tables.
+
+use crate::error::{detached, PyIbcloudErr};
+use crate::fabric::PyFabric;
+use crate::lft::PyForwardingTables;
+use ibcloud_fabric::formats::native;
+use ibcloud_fabric::{FabricError, Guid};
+use ibcloud_routing::{registry, EngineOptions, PathSls};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The service level of every path of a routing (dfsssp, lash).
+#[pyclass(name = "PathSls", module = "ibcloud._native")]
+#[derive(Clone, Debug)]
+pub struct PyPathSls {
+    pub(crate) inner: PathSls,
+}
+
+#[pymethods]
+impl PyPathSls {
+    /// SL of the path from LID `src` to LID `dst` (0 for untracked LIDs).
+    fn get(&self, src: u16, dst: u16) -> u8 {
+        self.inner.get(ibcloud_fabric::Lid(src), ibcloud_fabric::Lid(dst))
+    }
+
+    /// Number of SLs in use (highest SL + 1).
+    #[getter]
+    fn num_sls(&self) -> usize {
+        self.inner.num_sls()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PathSls(lids={}, sls={})", self.inner.lids().len(), self.inner.num_sls())
+    }
+}
+
+/// Registered engines as (name, description) pairs.
+#[pyfunction]
+pub(crate) fn engines() -> Vec<(&'static str, &'static str)> {
+    registry::engines()
+}
+
+/// Routes `fabric` with engine `name`; returns (tables, path SLs or None,
+/// seconds spent routing).
+#[pyfunction]
+#[pyo3(signature = (fabric, name, roots=None, compute_nodes=None, max_vls=None))]
+pub(crate) fn route(
+    py: Python<'_>,
+    fabric: &PyFabric,
+    name: &str,
+    roots: Option<Vec<u64>>,
+    compute_nodes: Option<Vec<u64>>,
+    max_vls: Option<u8>,
+) -> PyResult<(PyForwardingTables, Option<PyPathSls>, f64)> {
+    let options = EngineOptions {
+        roots: roots.map(|g| g.into_iter().map(Guid).collect()),
+        compute_nodes: compute_nodes.map(|g| g.into_iter().map(Guid).collect()),
+        max_vls,
+    };
+    let f = &fabric.inner;
+    let (routing, seconds) = detached(py, || -> Result<_, PyIbcloudErr> {
+        let engine = registry::engine(name, &options)?;
+        let start = Instant::now();
+        let routing = engine.route(f)?;
+        Ok((routing, start.elapsed().as_secs_f64()))
+    })?;
+    let tables = PyForwardingTables { inner: routing.tables, fabric: f.clone() };
+    Ok((tables, routing.path_sls.map(|inner| PyPathSls { inner }), seconds))
+}
+
+/// Writes a fabric with its tables in the native format.
+#[pyfunction]
+pub(crate) fn write_native_with_tables(py: Python<'_>, tables: &PyForwardingTables, path: PathBuf) -> PyResult<()> {
+    let (fabric, inner) = (&tables.fabric, &tables.inner);
+    Ok(detached(py, || -> Result<(), FabricError> {
+        std::fs::write(&path, native::encode(fabric, Some(inner))).map_err(|e| FabricError::io(&path, e))
+    })?)
+}
+
+/// Reads a native file: the fabric and, if stored, its tables.
+#[pyfunction]
+pub(crate) fn read_native_with_tables(
+    py: Python<'_>,
+    path: PathBuf,
+) -> PyResult<(PyFabric, Option<PyForwardingTables>)> {
+    let file = detached(py, || -> Result<_, FabricError> {
+        let data = std::fs::read(&path).map_err(|e| FabricError::io(&path, e))?;
+        native::decode(&data, &path.display().to_string())
+    })?;
+    let tables = file.tables.map(|inner| PyForwardingTables { inner, fabric: file.fabric.clone() });
+    Ok((file.fabric.into(), tables))
+}

@@ -1,0 +1,134 @@
+"""``ibcloud route``: compute forwarding tables, or compare two table sets.
+
+* ``route FABRIC --engine NAME [-o OUT]`` routes a fabric file, preset or spec
+  with an engine (``ibcloud route --list`` shows them) and writes the tables:
+  ``.ibcf`` as the native format (fabric and tables), anything else as
+  OpenSM's ``opensm-lfts.dump`` (loadable with ``opensm -R file -U OUT``).
+  ``--lids GUID2LID`` takes the LIDs from OpenSM's cache first, so the tables
+  fit a fabric OpenSM configured.
+* ``route --compare A B [--fabric FABRIC]`` prints, per switch, the entries and
+  64-LID blocks (SMPs) in which two table sets differ; exit status 1 when they
+  differ. Dumps need ``--fabric``; native files carry their fabric.
+
+>>> from ibcloud.cli.main import main
+>>> main(["route", "--list"])  # doctest: +ELLIPSIS
+ftree ...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+from ibcloud.cli.main import ExitStatus
+from ibcloud.cli.topo import _load
+from ibcloud.exceptions import RoutingError
+from ibcloud.fabric import Fabric
+from ibcloud.routing import engines, read_guid_list, read_tables, route, write_tables
+
+__all__ = ["register"]
+
+
+def _route(args: argparse.Namespace) -> ExitStatus:
+    """Route a fabric with an engine and write its forwarding tables."""
+    fabric, label = _load(args.fabric, args.format)
+    if args.lids:
+        fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
+    routing = route(
+        fabric,
+        args.engine,
+        roots=read_guid_list(args.roots) if args.roots else None,
+        compute_nodes=read_guid_list(args.cn_guids) if args.cn_guids else None,
+        max_vls=args.max_vls,
+    )
+    unrouted = routing.tables.unrouted()
+    report: Dict[str, Any] = {
+        "fabric": label,
+        "engine": args.engine,
+        "seconds": round(routing.seconds, 6),
+        "switches": routing.tables.num_switches,
+        "max_lid": fabric.max_lid,
+        "unrouted_entries": unrouted,
+        "sls": routing.path_sls.num_sls if routing.path_sls is not None else 1,
+    }
+    if args.output:
+        report["output"] = str(args.output)
+        report["output_format"] = write_tables(routing.tables, args.output)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(
+            f"{label}: {args.engine} routed {report['switches']} switches x {fabric.max_lid} LIDs "
+            f"in {routing.seconds * 1000:.1f} ms; {unrouted} entries unrouted; {report['sls']} SL(s)"
+        )
+        if args.output:
+            print(f"wrote {args.output} ({report['output_format']})")
+    return ExitStatus.SUCCESS
+
+
+def _compare(args: argparse.Namespace) -> ExitStatus:
+    fabric: Optional[Fabric] = None
+    if args.fabric:
+        fabric, _ = _load(args.fabric, args.format)
+    a_path, b_path = args.compare
+    fabric_a, a = read_tables(a_path, fabric)
+    _, b = read_tables(b_path, fabric if fabric is not None else fabric_a)
+    rows = a.differences(b)
+    total_entries = sum(r[2] for r in rows)
+    total_blocks = sum(r[3] for r in rows)
+    if args.json:
+        print(json.dumps({
+            "a": str(a_path), "b": str(b_path), "identical": not rows,
+            "switches_differing": len(rows), "entries_differing": total_entries, "blocks_differing": total_blocks,
+            "switches": [{"guid": f"0x{g:016x}", "description": d, "entries": e, "blocks": k} for g, d, e, k in rows],
+        }, indent=2))
+    else:
+        for guid, desc, entries, blocks in rows:
+            print(f"0x{guid:016x} {desc}: {entries} entries, {blocks} blocks differ")
+        verdict = "identical" if not rows else f"{len(rows)} switches differ"
+        print(f"{a_path} vs {b_path}: {verdict} ({total_entries} entries, {total_blocks} blocks = SMPs)")
+    return ExitStatus.SUCCESS if not rows else ExitStatus.FAILURE
+
+
+def _list(args: argparse.Namespace) -> ExitStatus:
+    for name, description in engines():
+        print(f"{name:<8} {description}")
+    return ExitStatus.SUCCESS
+
+
+def _dispatch(args: argparse.Namespace) -> ExitStatus:
+    if args.list:
+        return _list(args)
+    if args.compare:
+        return _compare(args)
+    if not args.fabric:
+        raise RoutingError("give a FABRIC to route, --compare A B, or --list")
+    return _route(args)
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Adds ``route`` to the top-level parser.
+
+    >>> parser = argparse.ArgumentParser(prog="ibcloud")
+    >>> register(parser.add_subparsers())
+    >>> args = parser.parse_args(["route", "ft648", "--engine", "updn", "-o", "x.dump"])
+    >>> args.fabric, args.engine, str(args.output)
+    ('ft648', 'updn', 'x.dump')
+    """
+    cmd = subparsers.add_parser("route", help="compute forwarding tables, or compare two table sets", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    cmd.add_argument("fabric", nargs="?", metavar="FABRIC", help="fabric file, preset or spec")
+    cmd.add_argument("--engine", default="ftree", help="routing engine (default: ftree; see --list)")
+    cmd.add_argument("-o", "--output", type=Path, metavar="OUT", help=".ibcf (native) or an opensm-lfts.dump to write")
+    cmd.add_argument("--format", help="format of FABRIC (default: guessed)")
+    cmd.add_argument("--lids", metavar="GUID2LID", help="take LIDs from this OpenSM guid2lid file first")
+    cmd.add_argument("--roots", metavar="FILE", help="root switch GUIDs, one per line (updn, ftree)")
+    cmd.add_argument("--cn-guids", metavar="FILE", help="compute node port GUIDs, one per line (ftree)")
+    cmd.add_argument("--max-vls", type=int, metavar="N", help="virtual layers for dfsssp and lash")
+    cmd.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two table files instead of routing")
+    cmd.add_argument("--list", action="store_true", help="list the engines")
+    cmd.add_argument("--json", action="store_true", help="print JSON")
+    cmd.set_defaults(run=_dispatch)
