@@ -22,6 +22,7 @@ pub mod engines;
 pub mod graph;
 pub mod registry;
 mod sl;
+pub mod sl_dump;
 
 pub use engine::{EngineOptions, Routing, RoutingEngine, RoutingError};
 pub use sl::{PathSls, Sl2Vl};

@@ -5,7 +5,9 @@ use crate::engine::{EngineOptions, RoutingEngine, RoutingError};
 type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError>;
 
 /// Every engine: name, one-line description, constructor.
-const ENGINES: &[(&str, &str, Constructor)] = &[];
+const ENGINES: &[(&str, &str, Constructor)] = &[
+    ("dfsssp", "deadlock-free SSSP: weighted Dijkstra, virtual layers", crate::engines::dfsssp::construct),
+];
 
 /// Names of the registered engines, in registry order.
 pub fn engine_names() -> Vec<&'static str> {

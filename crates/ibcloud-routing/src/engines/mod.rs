@@ -1,1 +1,3 @@
 //! The engines, one module each.
+
+pub mod dfsssp;
