@@ -5,7 +5,9 @@ use crate::engine::{EngineOptions, RoutingEngine, RoutingError};
 type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError>;
 
 /// Every engine: name, one-line description, constructor.
-const ENGINES: &[(&str, &str, Constructor)] = &[];
+const ENGINES: &[(&str, &str, Constructor)] = &[
+    ("ftree", "OpenSM fat-tree routing (osm_ucast_ftree.c)", crate::engines::ftree::FtreeEngine::boxed),
+];
 
 /// Names of the registered engines, in registry order.
 pub fn engine_names() -> Vec<&'static str> {
