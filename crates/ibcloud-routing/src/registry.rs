@@ -6,6 +6,7 @@ type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingE
 
 /// Every engine: name, one-line description, constructor.
 const ENGINES: &[(&str, &str, Constructor)] = &[
+    ("ftree", "OpenSM fat-tree routing (osm_ucast_ftree.c)", crate::engines::ftree::FtreeEngine::boxed),
     ("dfsssp", "deadlock-free SSSP: weighted Dijkstra, virtual layers", crate::engines::dfsssp::construct),
 ];
 

@@ -1,3 +1,4 @@
 //! The engines, one module each.
 
 pub mod dfsssp;
+pub mod ftree;

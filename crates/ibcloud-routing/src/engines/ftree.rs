@@ -1,0 +1,105 @@
+//! `ftree`: OpenSM's fat-tree routing (osm_ucast_ftree.c, OpenSM 3.3.23),
+//! reproduced entry for entry.
+//!
+//! **Construction**, in OpenSM's order and with its refusals
+//! ([`RoutingError::Unsupported`] carrying OpenSM's reason):
+//!
+//! 1. LMC > 0 anywhere, fewer than 2 switches, fewer than 2 non-switch nodes or
+//!    fewer than 2 CAs: refused.
+//! 2. Ranking: switches cabled to CAs get distance 0 and a BFS over switch
+//!    links ranks the rest; the ranks are flipped, and the switches found
+//!    farthest from the CAs (rank 0) are used as roots for a second BFS that
+//!    sets the final ranks. With [`EngineOptions::roots`] the BFS starts from
+//!    those switches instead (unknown GUIDs are ignored; none known: ranking
+//!    from the CAs). Unranked switches are dropped with the CA ports on them.
+//! 3. Port groups: per switch, the ports to one remote node (one remote LID)
+//!    form a group, up/down/sibling by the remote's rank, in port order.
+//! 4. Leaves: every switch with a compute node (CN) must have the leaf rank
+//!    (the highest rank; with roots given, the rank of the first CN's switch).
+//!    The tree rank must be 2..=8.
+//! 5. Tuples: BFS from the first leaf in OpenSM's switch order (node GUID in
+//!    network byte order), giving each newly seen switch the first free tuple
+//!    next to its discoverer's; each visited switch's groups are then sorted
+//!    by remote tuple. The leaves are taken in tuple order, from the first to
+//!    the last switch with CNs; `max_cn_per_leaf` is the most CNs on a leaf.
+//! 6. Validation (skipped when roots are given, as in OpenSM): per rank, every
+//!    switch must have as many up groups as the first one (and down groups
+//!    above the leaves) with as many ports per group.
+//!
+//! **Routing**: for each leaf in tuple order, each CN in port order, the
+//! down-going route is chosen by going up the least loaded up group (group
+//! counter, then remote tuple; port by port counter), counted; the other up
+//! groups get uncounted secondary routes; at every switch reached, up-going
+//! routes are set on the switches below by going down, counting the
+//! down-going ports used. Leaves with fewer CNs route dummy CNs (counters
+//! only) up to `max_cn_per_leaf`. Then non-CN CA ports (only with
+//! [`EngineOptions::compute_nodes`]), counted, in CA order. Then every
+//! switch LID, in switch order, as a secondary route: no down counters, but
+//! the up-going counters still move, exactly as in OpenSM.
+//!
+//! Options: `roots` = OpenSM's `root_guid_file`; `compute_nodes` = its
+//! `cn_guid_file` (port GUIDs; an empty list is refused like an empty file).
+//! Not supported: `io_guid_file`/`max_reverse_hops`, `quasi_ftree_indexing`
+//! and `connect_roots` (all off by default in OpenSM).
+//!
+//! Differences from OpenSM by design: OpenSM routes only what its SM sees (the
+//! part of the fabric cabled to the SM's port); this engine routes the whole
+//! fabric it is given. Where OpenSM's result is undefined — a port group
+//! leading to a CA takes part in a sort by remote tuple, which reads CA memory
+//! as a switch (a CA hanging off a switch above the leaf rank, or a switch with
+//! both CAs and switches below or beside it) — the tree is refused; so is a
+//! route longer than 252 hops, where OpenSM's byte hop counters would wrap.
+//! Router LIDs are not routed, as in OpenSM.
+
+mod build;
+mod route;
+
+use ibcloud_fabric::lft::ForwardingTables;
+use ibcloud_fabric::{Fabric, Guid};
+
+use crate::engine::{EngineOptions, Routing, RoutingEngine, RoutingError};
+
+/// OpenSM's fat-tree routing engine.
+#[derive(Clone, Debug, Default)]
+pub struct FtreeEngine {
+    roots: Option<Vec<Guid>>,
+    compute_nodes: Option<Vec<Guid>>,
+}
+
+impl FtreeEngine {
+    /// The engine with OpenSM's defaults (no root or CN files).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Configured by `options` (`roots`, `compute_nodes`; `max_vls` is ignored).
+    pub fn with_options(options: &EngineOptions) -> Self {
+        Self { roots: options.roots.clone(), compute_nodes: options.compute_nodes.clone() }
+    }
+
+    /// Registry constructor.
+    pub(crate) fn boxed(options: &EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError> {
+        Ok(Box::new(Self::with_options(options)))
+    }
+}
+
+fn unsupported(reason: impl Into<String>) -> RoutingError {
+    RoutingError::Unsupported { engine: "ftree", reason: reason.into() }
+}
+
+impl RoutingEngine for FtreeEngine {
+    fn name(&self) -> &'static str {
+        "ftree"
+    }
+
+    fn route(&self, fabric: &Fabric) -> Result<Routing, RoutingError> {
+        fabric.lid_table().map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
+        let tree = build::Tree::build(fabric, self)?;
+        let mut tables = ForwardingTables::new(fabric);
+        route::Router::new(&tree, fabric.max_lid()).run(&mut tables)?;
+        Ok(Routing { tables, path_sls: None })
+    }
+}
+
+#[cfg(test)]
+mod tests;
