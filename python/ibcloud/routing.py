@@ -75,7 +75,7 @@ def register_engine(name: str, function: Callable[["Fabric"], ForwardingTables],
     ...     return tables
     >>> register_engine("nothing", leaf_only, "routes nothing (example)")
     >>> route(Fabric.generate("8-ary-2"), "nothing").tables.unrouted()
-    1280
+    1024
     """
     if name in dict(_native.engines()):
         raise RoutingError(f"'{name}' is a built-in engine and cannot be replaced")

@@ -9,8 +9,8 @@ routing engine loads (``opensm -R file -U PATH``). :func:`read_guid2lid` and
 >>> from ibcloud import Fabric
 >>> f = Fabric.generate("4-ary-2-full")
 >>> t = ForwardingTables(f)
->>> t.unrouted()        # 12 switches x 44 LIDs, nothing routed yet
-528
+>>> t.unrouted()        # 12 switches x 32 CA LIDs, nothing routed yet
+384
 """
 
 from __future__ import annotations
@@ -93,15 +93,18 @@ class ForwardingTables:
         """
         self._native.set(switch_guid, lid, port)
 
-    def unrouted(self) -> int:
-        """Entries a complete routing needs but these tables lack: every LID in
-        use, on every switch, without a port (0 for a complete routing).
+    def unrouted(self, switch_lids: bool = False) -> int:
+        """Entries a complete routing needs but these tables lack: every CA and
+        router LID, on every switch, without a port (0 for a complete routing);
+        with ``switch_lids`` switch LIDs count too (OpenSM's ftree leaves those
+        only a down-up turn could reach unset).
 
         >>> from ibcloud import Fabric
-        >>> ForwardingTables(Fabric.generate("8-ary-2")).unrouted()
-        1280
+        >>> t = ForwardingTables(Fabric.generate("8-ary-2"))
+        >>> t.unrouted(), t.unrouted(switch_lids=True)
+        (1024, 1280)
         """
-        return self._native.unrouted()
+        return self._native.unrouted(switch_lids)
 
     def changed_blocks(self, other: ForwardingTables, switch_guid: int) -> List[int]:
         """The 64-LID blocks of one switch that differ from ``other``: the SMPs

@@ -68,10 +68,13 @@ impl ForwardingTables {
     }
 
     /// Entries a complete routing must have but these tables lack: for every
-    /// switch, every LID in use in `fabric` (LMC ranges in full) without a port.
-    pub fn unrouted(&self, fabric: &Fabric) -> usize {
+    /// switch, every LID in use in `fabric` (LMC ranges in full) without a
+    /// port; only CA and router LIDs unless `switch_lids` (OpenSM's ftree, for
+    /// one, routes no switch LID that only a down-up turn could reach).
+    pub fn unrouted(&self, fabric: &Fabric, switch_lids: bool) -> usize {
         let lids: Vec<u16> = fabric
             .lid_ports()
+            .filter(|(pr, _)| switch_lids || !fabric.node(pr.node).is_switch())
             .flat_map(|(_, p)| (0..1u16 << p.lmc).map(move |k| p.lid.0 + k))
             .collect();
         fabric
@@ -124,7 +127,8 @@ mod tests {
         assert_eq!(t.changed_entries(&empty, sw), 2);
         assert!(!t.set(f.cas().next().unwrap(), Lid(1), 1));
         assert!(!t.set(sw, Lid(0xC000), 1));
-        assert_eq!(empty.unrouted(&f), 12 * 44);
-        assert_eq!(t.unrouted(&f), 12 * 44 - 1);
+        assert_eq!(empty.unrouted(&f, true), 12 * 44);
+        assert_eq!(t.unrouted(&f, true), 12 * 44 - 1);
+        assert_eq!(t.unrouted(&f, false), 12 * 32 - 1);
     }
 }

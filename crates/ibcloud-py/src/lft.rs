@@ -66,10 +66,11 @@ impl PyForwardingTables {
         Ok(())
     }
 
-    /// Entries a complete routing needs but these tables lack: every LID in
-    /// use, on every switch, without a port.
-    fn unrouted(&self) -> usize {
-        self.inner.unrouted(&self.fabric)
+    /// Entries a complete routing needs but these tables lack: every CA and
+    /// router LID (and switch LID with `switch_lids`), on every switch, without a port.
+    #[pyo3(signature = (switch_lids=false))]
+    fn unrouted(&self, switch_lids: bool) -> usize {
+        self.inner.unrouted(&self.fabric, switch_lids)
     }
 
     /// Every set entry as columns `switch_guid`, `lid`, `port`.

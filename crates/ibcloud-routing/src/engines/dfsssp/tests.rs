@@ -272,7 +272,7 @@ fn fat_trees_need_one_layer() {
     let f = preset("4-ary-3-full").unwrap().build().unwrap();
     let r = Dfsssp::default().route_detailed(&f).unwrap();
     assert_eq!(r.layers.vls_needed, 1);
-    assert_eq!(r.routing.tables.unrouted(&f), 0);
+    assert_eq!(r.routing.tables.unrouted(&f, true), 0);
     assert!(!has_credit_loop(&f, &r.routing));
 }
 
@@ -281,7 +281,7 @@ fn rings_and_tori_need_layers_and_get_no_credit_loop() {
     for (w, h) in [(5, 1), (8, 1), (4, 4), (5, 3)] {
         let f = torus(w, h, 1);
         let r = Dfsssp::default().route_detailed(&f).unwrap();
-        assert_eq!(r.routing.tables.unrouted(&f), 0, "{w}x{h}");
+        assert_eq!(r.routing.tables.unrouted(&f, true), 0, "{w}x{h}");
         assert!(r.layers.vls_needed > 1, "{w}x{h}: {:?}", r.layers);
         assert!(!has_credit_loop(&f, &r.routing), "{w}x{h}");
         // Everything on SL 0 would loop.

@@ -13,7 +13,7 @@ fn routes_every_lid_of_a_small_tree() {
     let f = preset("4-ary-2-full").unwrap().build().unwrap();
     let r = FtreeEngine::new().route(&f).unwrap();
     // Roots cannot reach each other within up/down rules (connect_roots is off).
-    assert_eq!(r.tables.unrouted(&f), 4 * 3);
+    assert_eq!(r.tables.unrouted(&f, true), 4 * 3);
     assert!(r.path_sls.is_none());
 }
 
