@@ -5,7 +5,9 @@ use crate::engine::{EngineOptions, RoutingEngine, RoutingError};
 type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError>;
 
 /// Every engine: name, one-line description, constructor.
-const ENGINES: &[(&str, &str, Constructor)] = &[];
+const ENGINES: &[(&str, &str, Constructor)] = &[
+    ("lash", "LAyered SHortest path: minimal paths, virtual layers against deadlocks", |o| Ok(Box::new(crate::engines::lash::Lash::new(o)?))),
+];
 
 /// Names of the registered engines, in registry order.
 pub fn engine_names() -> Vec<&'static str> {

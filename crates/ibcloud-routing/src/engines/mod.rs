@@ -1,1 +1,2 @@
 //! The engines, one module each.
+pub mod lash;
