@@ -8,6 +8,7 @@ type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingE
 const ENGINES: &[(&str, &str, Constructor)] = &[
     ("ftree", "OpenSM fat-tree routing (osm_ucast_ftree.c)", crate::engines::ftree::FtreeEngine::boxed),
     ("dfsssp", "deadlock-free SSSP: weighted Dijkstra, virtual layers", crate::engines::dfsssp::construct),
+    ("lash", "LAyered SHortest path: minimal paths, virtual layers against deadlocks", |o| Ok(Box::new(crate::engines::lash::Lash::new(o)?))),
 ];
 
 /// Names of the registered engines, in registry order.

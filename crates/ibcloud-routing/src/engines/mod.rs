@@ -2,3 +2,4 @@
 
 pub mod dfsssp;
 pub mod ftree;
+pub mod lash;
