@@ -126,7 +126,7 @@ fn built_tori_are_deadlock_free_with_several_layers() {
     for dims in [&[5usize][..], &[3, 4], &[5, 5], &[4, 4, 3], &[7, 3]] {
         let fabric = torus(dims, 1);
         let (routing, stats) = lash().route_with_stats(&fabric).unwrap();
-        assert_eq!(routing.tables.unrouted(&fabric), 0, "{dims:?}");
+        assert_eq!(routing.tables.unrouted(&fabric, true), 0, "{dims:?}");
         check_deadlock_free(&fabric, &routing.tables, routing.path_sls.as_ref()).unwrap();
         // With every path on SL 0 the same tables deadlock.
         if stats.layers > 1 {
@@ -173,7 +173,7 @@ fn lmc_ranges_route_alike() {
     let mut f = torus(&[4, 4], 1);
     assign_lids(&mut f, &LidOptions { lmc: 2, ..Default::default() }).unwrap();
     let r = lash().route(&f).unwrap();
-    assert_eq!(r.tables.unrouted(&f), 0);
+    assert_eq!(r.tables.unrouted(&f, true), 0);
     let sls = r.path_sls.as_ref().unwrap();
     for (_, port) in f.lid_ports().filter(|(_, p)| p.lmc == 2) {
         for sw in f.switches() {
