@@ -5,7 +5,10 @@ use crate::engine::{EngineOptions, RoutingEngine, RoutingError};
 type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError>;
 
 /// Every engine: name, one-line description, constructor.
-const ENGINES: &[(&str, &str, Constructor)] = &[];
+const ENGINES: &[(&str, &str, Constructor)] = &[
+    ("minhop", "OpenSM's default min-hop routing, balancing LIDs over equal-hop ports", crate::engines::minhop::MinHop::boxed),
+    ("updn", "OpenSM's up/down routing from root switches, given or found by min-hop analysis", crate::engines::updn::UpDn::boxed),
+];
 
 /// Names of the registered engines, in registry order.
 pub fn engine_names() -> Vec<&'static str> {

@@ -1,1 +1,5 @@
 //! The engines, one module each.
+
+pub mod minhop;
+mod ucast_mgr;
+pub mod updn;
