@@ -7,6 +7,8 @@ type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingE
 /// Every engine: name, one-line description, constructor.
 const ENGINES: &[(&str, &str, Constructor)] = &[
     ("ftree", "OpenSM fat-tree routing (osm_ucast_ftree.c)", crate::engines::ftree::FtreeEngine::boxed),
+    ("minhop", "OpenSM's default min-hop routing, balancing LIDs over equal-hop ports", crate::engines::minhop::MinHop::boxed),
+    ("updn", "OpenSM's up/down routing from root switches, given or found by min-hop analysis", crate::engines::updn::UpDn::boxed),
     ("dfsssp", "deadlock-free SSSP: weighted Dijkstra, virtual layers", crate::engines::dfsssp::construct),
     ("lash", "LAyered SHortest path: minimal paths, virtual layers against deadlocks", |o| Ok(Box::new(crate::engines::lash::Lash::new(o)?))),
 ];

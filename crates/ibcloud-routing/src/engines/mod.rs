@@ -3,3 +3,6 @@
 pub mod dfsssp;
 pub mod ftree;
 pub mod lash;
+pub mod minhop;
+mod ucast_mgr;
+pub mod updn;
