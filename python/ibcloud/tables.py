@@ -128,8 +128,8 @@ class ForwardingTables:
         >>> f = Fabric.generate("8-ary-2")
         >>> a, b = ForwardingTables(f), ForwardingTables(f)
         >>> b.set(f.nodes()[-1]["guid"], 70, 1)
-        >>> a.differences(b)
-        [(783964641951752, 'sw-L2-0008', 1, 1)]
+        >>> [(hex(guid), desc, entries, blocks) for guid, desc, entries, blocks in a.differences(b)]
+        [('0x2c90202000008', 'sw-L2-0008', 1, 1)]
         """
         return self._native.differences(other._native)
 
