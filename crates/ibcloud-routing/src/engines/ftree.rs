@@ -44,11 +44,13 @@
 //!
 //! Differences from OpenSM by design: OpenSM routes only what its SM sees (the
 //! part of the fabric cabled to the SM's port); this engine routes the whole
-//! fabric it is given. Where OpenSM's result is undefined — a port group
-//! leading to a CA takes part in a sort by remote tuple, which reads CA memory
-//! as a switch (a CA hanging off a switch above the leaf rank, or a switch with
-//! both CAs and switches below or beside it) — the tree is refused; so is a
-//! route longer than 252 hops, where OpenSM's byte hop counters would wrap.
+//! fabric it is given. Where OpenSM's result is undefined — it sorts port
+//! groups by remote switch tuple and reads a CA's memory as a switch when a
+//! group leading to a CA is among them: a switch above the leaf rank with a CA
+//! and other groups below it, or a switch whose down groups include CAs and
+//! must be re-sorted because routes through a switch below or beside it were
+//! counted — the tree is refused; so is a route longer than 252 hops, where
+//! OpenSM's byte hop counters would wrap.
 //! Router LIDs are not routed, as in OpenSM.
 
 mod build;
@@ -96,7 +98,7 @@ impl RoutingEngine for FtreeEngine {
         fabric.lid_table().map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
         let tree = build::Tree::build(fabric, self)?;
         let mut tables = ForwardingTables::new(fabric);
-        route::Router::new(&tree, fabric.max_lid()).run(&mut tables)?;
+        route::Router::new(&tree).run(&mut tables)?;
         Ok(Routing { tables, path_sls: None })
     }
 }
