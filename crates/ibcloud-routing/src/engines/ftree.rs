@@ -35,7 +35,9 @@
 //! only) up to `max_cn_per_leaf`. Then non-CN CA ports (only with
 //! [`EngineOptions::compute_nodes`]), counted, in CA order. Then every
 //! switch LID, in switch order, as a secondary route: no down counters, but
-//! the up-going counters still move, exactly as in OpenSM.
+//! the up-going counters still move, exactly as in OpenSM. Roots get no route
+//! to other roots (that would turn down then up; OpenSM's `connect_roots` is
+//! off by default), and router LIDs are not routed, as in OpenSM.
 //!
 //! Options: `roots` = OpenSM's `root_guid_file`; `compute_nodes` = its
 //! `cn_guid_file` (port GUIDs; an empty list is refused like an empty file).
@@ -51,7 +53,9 @@
 //! must be re-sorted because routes through a switch below or beside it were
 //! counted — the tree is refused; so is a route longer than 252 hops, where
 //! OpenSM's byte hop counters would wrap.
-//! Router LIDs are not routed, as in OpenSM.
+//!
+//! The engine builds its own port groups from the fabric rather than from
+//! [`crate::graph::SwitchGraph`]: it needs the CA ports and OpenSM's order.
 
 mod build;
 mod route;

@@ -134,8 +134,7 @@ fn tuple_key(t: &[u8; TUPLE_LEN]) -> u64 {
 impl Tree {
     /// Builds the tree the way OpenSM's `construct_fabric` does.
     pub(super) fn build(fabric: &Fabric, engine: &FtreeEngine) -> Result<Tree, RoutingError> {
-        if let Some((_, p)) = fabric.lid_ports().find(|(_, p)| p.lmc > 0) {
-            let _ = p;
+        if fabric.lid_ports().any(|(_, p)| p.lmc > 0) {
             return Err(unsupported("LMC > 0 is not supported by fat-tree routing"));
         }
         let all_switches = fabric.switches().count();
@@ -314,7 +313,7 @@ impl Tree {
         self.max_rank = max;
         for s in &mut self.sw {
             if s.rank != UNRANKED {
-                s.rank = max - s.rank;
+                s.rank = max.wrapping_sub(s.rank);
             }
         }
         let mut list = Vec::new();
