@@ -35,7 +35,9 @@
 //! only) up to `max_cn_per_leaf`. Then non-CN CA ports (only with
 //! [`EngineOptions::compute_nodes`]), counted, in CA order. Then every
 //! switch LID, in switch order, as a secondary route: no down counters, but
-//! the up-going counters still move, exactly as in OpenSM.
+//! the up-going counters still move, exactly as in OpenSM. Roots get no route
+//! to other roots (that would turn down then up; OpenSM's `connect_roots` is
+//! off by default), and router LIDs are not routed, as in OpenSM.
 //!
 //! Options: `roots` = OpenSM's `root_guid_file`; `compute_nodes` = its
 //! `cn_guid_file` (port GUIDs; an empty list is refused like an empty file).
@@ -44,12 +46,16 @@
 //!
 //! Differences from OpenSM by design: OpenSM routes only what its SM sees (the
 //! part of the fabric cabled to the SM's port); this engine routes the whole
-//! fabric it is given. Where OpenSM's result is undefined — a port group
-//! leading to a CA takes part in a sort by remote tuple, which reads CA memory
-//! as a switch (a CA hanging off a switch above the leaf rank, or a switch with
-//! both CAs and switches below or beside it) — the tree is refused; so is a
-//! route longer than 252 hops, where OpenSM's byte hop counters would wrap.
-//! Router LIDs are not routed, as in OpenSM.
+//! fabric it is given. Where OpenSM's result is undefined — it sorts port
+//! groups by remote switch tuple and reads a CA's memory as a switch when a
+//! group leading to a CA is among them: a switch above the leaf rank with a CA
+//! and other groups below it, or a switch whose down groups include CAs and
+//! must be re-sorted because routes through a switch below or beside it were
+//! counted — the tree is refused; so is a route longer than 252 hops, where
+//! OpenSM's byte hop counters would wrap.
+//!
+//! The engine builds its own port groups from the fabric rather than from
+//! [`crate::graph::SwitchGraph`]: it needs the CA ports and OpenSM's order.
 
 mod build;
 mod route;
@@ -96,7 +102,7 @@ impl RoutingEngine for FtreeEngine {
         fabric.lid_table().map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
         let tree = build::Tree::build(fabric, self)?;
         let mut tables = ForwardingTables::new(fabric);
-        route::Router::new(&tree, fabric.max_lid()).run(&mut tables)?;
+        route::Router::new(&tree).run(&mut tables)?;
         Ok(Routing { tables, path_sls: None })
     }
 }

@@ -59,6 +59,8 @@ pub(super) struct Switch {
     pub(super) sib: Vec<u32>,
     /// All down groups lead to CAs and there are no sibling groups.
     pub(super) only_cas: bool,
+    /// Sorting the down groups would compare a CA group (see [`undefined`]).
+    pub(super) sorts_cas: bool,
     /// Cabled ports in ascending order: (port, remote node, remote port).
     links: Vec<(PortNum, NodeId, PortNum)>,
 }
@@ -99,6 +101,19 @@ pub(super) struct Tree {
     pub(super) max_cn_per_leaf: u32,
 }
 
+/// The refusal for a tree on which OpenSM's result depends on memory layout:
+/// it orders port groups by the tuple of the remote switch and, for a group
+/// leading to a CA, reads the CA's memory as a switch. That happens when a
+/// switch above the leaf rank has a CA and other groups below it, or when a
+/// switch's down groups include a CA and must be re-sorted because routes
+/// through a switch below or beside it were counted.
+pub(super) fn undefined(switch: Guid, rank: u32) -> RoutingError {
+    unsupported(format!(
+        "switch {switch} (rank {rank}) has CAs among port groups that OpenSM sorts by remote switch tuple, \
+         reading CA data as a tuple: its result is undefined here"
+    ))
+}
+
 /// OpenSM keys its switch and CA tables by the GUID as stored (network byte
 /// order), which on x86 sorts by the byte-swapped value.
 fn table_key(g: Guid) -> u64 {
@@ -119,8 +134,7 @@ fn tuple_key(t: &[u8; TUPLE_LEN]) -> u64 {
 impl Tree {
     /// Builds the tree the way OpenSM's `construct_fabric` does.
     pub(super) fn build(fabric: &Fabric, engine: &FtreeEngine) -> Result<Tree, RoutingError> {
-        if let Some((_, p)) = fabric.lid_ports().find(|(_, p)| p.lmc > 0) {
-            let _ = p;
+        if fabric.lid_ports().any(|(_, p)| p.lmc > 0) {
             return Err(unsupported("LMC > 0 is not supported by fat-tree routing"));
         }
         let all_switches = fabric.switches().count();
@@ -174,7 +188,7 @@ impl Tree {
         if engine.roots.is_none() {
             tree.validate()?;
         }
-        tree.check_defined()?;
+        tree.classify();
         Ok(tree)
     }
 
@@ -205,6 +219,7 @@ impl Tree {
                         up: Vec::new(),
                         sib: Vec::new(),
                         only_cas: false,
+                        sorts_cas: false,
                         links,
                     });
                 }
@@ -298,7 +313,7 @@ impl Tree {
         self.max_rank = max;
         for s in &mut self.sw {
             if s.rank != UNRANKED {
-                s.rank = max - s.rank;
+                s.rank = max.wrapping_sub(s.rank);
             }
         }
         let mut list = Vec::new();
@@ -571,6 +586,9 @@ impl Tree {
                     queue.push(r as u32);
                 }
                 let mut down = std::mem::take(&mut self.sw[s].down);
+                if down.len() > 1 && down.iter().any(|&g| !self.groups[g as usize].remote_is_sw) {
+                    return Err(undefined(self.sw[s].guid, rank));
+                }
                 self.sort_by_remote_tuple(&mut down);
                 self.sw[s].down = down;
             }
@@ -759,27 +777,12 @@ impl Tree {
         Ok(())
     }
 
-    /// Refuses trees on which OpenSM's result depends on memory layout: it
-    /// orders port groups by the tuple of the remote switch, and reads a CA's
-    /// memory as a switch when a group leading to a CA takes part in a sort.
-    /// That happens when a CA hangs off a switch above the leaf rank, or off a
-    /// switch that also has switch groups below it or beside it.
-    fn check_defined(&mut self) -> Result<(), RoutingError> {
+    /// Marks switches whose down groups all lead to CAs, with nothing beside.
+    fn classify(&mut self) {
         for sw in self.sw.iter_mut().filter(|s| !s.removed) {
             let cas = sw.down.iter().filter(|&&g| !self.groups[g as usize].remote_is_sw).count();
             sw.only_cas = cas > 0 && cas == sw.down.len() && sw.sib.is_empty();
-            if cas == 0 {
-                continue;
-            }
-            let switches = sw.down.len() - cas + sw.sib.len();
-            if (sw.rank < self.leaf_rank && sw.down.len() > 1) || switches > 0 {
-                return Err(unsupported(format!(
-                    "switch {} (rank {}) has CAs and other switches below or beside it; OpenSM would order its \
-                     port groups by reading CA data as switch tuples, which has no defined result",
-                    sw.guid, sw.rank
-                )));
-            }
+            sw.sorts_cas = cas > 0 && sw.down.len() > 1;
         }
-        Ok(())
     }
 }

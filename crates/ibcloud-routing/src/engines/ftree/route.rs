@@ -8,14 +8,19 @@
 //! - OpenSM keeps per-switch, per-LID hop and LFT arrays, but a LID's entries
 //!   are only read while that LID is routed (the dummy LID 0 is wiped after
 //!   each use). One column per switch for the LID in progress is equivalent
-//!   and stays in L1 cache; finished columns are transposed into the tables at
-//!   the end.
+//!   and stays in L1 cache. Finished columns go, 64 at a time, to a second
+//!   thread that writes them into the tables while routing goes on (OpenSM's
+//!   order of LIDs does not matter for the result; without the thread, or on
+//!   small fabrics, they are written in place).
 //! - OpenSM re-sorts port groups with a bubble sort, which is quadratic for
 //!   groups that move towards the front. Its comparators are total preorders
 //!   (see [`Router::sort_down`] for the one exception), and a bubble sort that
 //!   swaps only strictly misordered neighbours yields the unique stable order,
 //!   so an insertion sort gives the identical array. Counters and tuple ranks
 //!   are packed into one sort key per group.
+//! - Port groups live per direction in flat arrays of 16-byte entries (sort
+//!   key, remote switch, first port) in their current order, so that one LID's
+//!   traversal touches about a megabyte on ft11664 and stays in L2 cache.
 //! - Most of OpenSM's time goes into scanning the groups below a switch only to
 //!   find every switch there already routed with as few hops. Switches with the
 //!   same switches below them form a class; after one scan, the most hops found
@@ -25,10 +30,13 @@
 //!   the bound stays valid, and a skipped scan would have changed nothing: its
 //!   postponed sort gives the same order when the next real scan sorts.
 
-use ibcloud_fabric::lft::ForwardingTables;
-use ibcloud_fabric::Lid;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Mutex;
 
-use super::build::{Switch, Tree};
+use ibcloud_fabric::lft::ForwardingTables;
+use ibcloud_fabric::{Lid, NodeId};
+
+use super::build::{undefined, Switch, Tree};
 use super::unsupported;
 use crate::engine::RoutingError;
 
@@ -37,44 +45,64 @@ const NO_PATH: u8 = 0xFF;
 /// long cannot occur in a tree of rank ≤ 8 unless it wanders through
 /// same-rank links, and is refused rather than wrapped.
 const MAX_HOPS: u8 = 0xFC;
-/// "No previous switch" / "remote is a CA".
+/// "No previous switch" / "no class".
 const NONE: u32 = u32::MAX;
+/// "Remote is a CA" in an [`Entry`].
+const NO_SW: u16 = u16::MAX;
+/// One unit of a counter in a sort key.
+const COUNT: u64 = 1 << 32;
+/// The tuple-rank part of a sort key.
+const TIE: u64 = 0xFFFF_FFFF;
 
 /// What lies below a switch.
 const BELOW_NOTHING: u8 = 0;
 const BELOW_CAS: u8 = 1;
 const BELOW_SWITCHES: u8 = 2;
 
+/// One port group in a switch's list (16 bytes).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// Counter << 32 | tuple rank of the remote switch. The counter is the
+    /// up-going one for down and sibling groups and the down-going one for up
+    /// groups: the only counters OpenSM ever raises on each kind.
+    key: u64,
+    /// The group's first port in `Tree::ports`.
+    port: u32,
+    /// Remote switch (NO_SW for a CA); unique within one list. Switches have
+    /// distinct unicast LIDs, so there are fewer than 0xC000.
+    remote: u16,
+    /// Remote port number of the first port.
+    rport: u8,
+    /// Number of ports in the group (at most 254).
+    span: u8,
+}
+
 /// The port groups of every switch in one direction, in their current order:
-/// switch `s` owns `g[off[s]..off[s + 1]]`, and `r` holds each group's remote
-/// switch (NONE for a CA).
+/// switch `s` owns `e[off[s]..off[s + 1]]`.
 struct Lists {
     off: Vec<u32>,
-    g: Vec<u32>,
-    r: Vec<u32>,
+    e: Vec<Entry>,
 }
 
 impl Lists {
     fn new(t: &Tree, pick: fn(&Switch) -> &Vec<u32>) -> Self {
         let mut off = Vec::with_capacity(t.sw.len() + 1);
-        let mut g = Vec::new();
+        let mut e = Vec::new();
         off.push(0);
         for s in &t.sw {
-            g.extend_from_slice(pick(s));
-            off.push(g.len() as u32);
-        }
-        let r = g
-            .iter()
-            .map(|&x| {
-                let grp = &t.groups[x as usize];
-                if grp.remote_is_sw {
-                    grp.remote
-                } else {
-                    NONE
+            e.extend(pick(s).iter().map(|&g| {
+                let g = &t.groups[g as usize];
+                Entry {
+                    key: g.remote_trank as u64,
+                    port: g.first_port,
+                    remote: if g.remote_is_sw { g.remote as u16 } else { NO_SW },
+                    rport: t.ports[g.first_port as usize].remote_port,
+                    span: g.num_ports.min(255) as u8,
                 }
-            })
-            .collect();
-        Self { off, g, r }
+            }));
+            off.push(e.len() as u32);
+        }
+        Self { off, e }
     }
 
     #[inline]
@@ -82,38 +110,46 @@ impl Lists {
         (self.off[s as usize] as usize, self.off[s as usize + 1] as usize)
     }
 
-    /// Stable sort of one switch's groups by `key` (see the module notes).
+    /// Position of the group leading to `remote` in switch `s`'s list, trying
+    /// `hint` first.
     #[inline]
-    fn sort(&mut self, s: u32, key: &[u64]) {
+    fn find(&self, s: u32, remote: u16, hint: usize) -> Option<usize> {
+        if self.e.get(hint).is_some_and(|e| e.remote == remote) {
+            return Some(hint);
+        }
+        let (a, b) = self.range(s);
+        (a..b).find(|&k| self.e[k].remote == remote)
+    }
+
+    /// Stable sort of one switch's groups by `mask & key` (see the module notes).
+    #[inline]
+    fn sort(&mut self, s: u32, mask: u64) {
         let (a, b) = self.range(s);
         for i in a + 1..b {
-            let (x, xr) = (self.g[i], self.r[i]);
-            let kx = key[x as usize];
-            if kx >= key[self.g[i - 1] as usize] {
+            let x = self.e[i];
+            let kx = x.key & mask;
+            if kx >= self.e[i - 1].key & mask {
                 continue;
             }
             let mut j = i;
-            while j > a && kx < key[self.g[j - 1] as usize] {
-                self.g[j] = self.g[j - 1];
-                self.r[j] = self.r[j - 1];
+            while j > a && kx < self.e[j - 1].key & mask {
+                self.e[j] = self.e[j - 1];
                 j -= 1;
             }
-            self.g[j] = x;
-            self.r[j] = xr;
+            self.e[j] = x;
         }
     }
 
     /// OpenSM's literal bubble sort, for a comparator that is not a total preorder.
-    fn bubble_sort(&mut self, s: u32, less: impl Fn(u32, u32, u32, u32) -> bool) {
+    fn bubble_sort(&mut self, s: u32, less: impl Fn(&Entry, &Entry) -> bool) {
         let (a, b) = self.range(s);
         let n = b - a;
         let mut i = 0;
         while i + 1 < n {
             let mut swapped = false;
             for j in a + 1..b - i {
-                if less(self.g[j], self.r[j], self.g[j - 1], self.r[j - 1]) {
-                    self.g.swap(j, j - 1);
-                    self.r.swap(j, j - 1);
+                if less(&self.e[j], &self.e[j - 1]) {
+                    self.e.swap(j, j - 1);
                     swapped = true;
                 }
             }
@@ -129,13 +165,14 @@ impl Lists {
 /// and nothing beside them; returns the class of every switch and the count.
 fn classes(t: &Tree, down: &Lists) -> (Vec<u32>, usize) {
     let mut class = vec![NONE; t.sw.len()];
-    let mut ids: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+    let mut ids: std::collections::HashMap<Vec<u16>, u32> = std::collections::HashMap::new();
     for (s, sw) in t.sw.iter().enumerate() {
         let (a, b) = down.range(s as u32);
-        if sw.removed || a == b || !sw.sib.is_empty() || down.r[a..b].contains(&NONE) {
+        let below = &down.e[a..b];
+        if sw.removed || below.is_empty() || !sw.sib.is_empty() || below.iter().any(|e| e.remote == NO_SW) {
             continue;
         }
-        let mut key = down.r[a..b].to_vec();
+        let mut key: Vec<u16> = below.iter().map(|e| e.remote).collect();
         key.sort_unstable();
         let n = ids.len() as u32;
         class[s] = *ids.entry(key).or_insert(n);
@@ -144,19 +181,21 @@ fn classes(t: &Tree, down: &Lists) -> (Vec<u32>, usize) {
     (class, n)
 }
 
-const COUNT: u64 = 1 << 32;
+#[derive(Clone, Copy)]
+enum Side {
+    Down,
+    Sib,
+}
 
 pub(super) struct Router<'a> {
     t: &'a Tree,
     down: Lists,
     up: Lists,
     sib: Lists,
-    /// Per group: up-going counter << 32 | remote tuple rank (OpenSM's
-    /// "compare load up" order as one number).
-    key_up: Vec<u64>,
-    /// Per group: down-going counter << 32 | remote tuple rank.
-    key_down: Vec<u64>,
-    /// Per port: up-going and down-going counters.
+    /// Per port: the port number at the remote end.
+    rport: Vec<u8>,
+    /// Per port: OpenSM's up-going and down-going port counters (kept for
+    /// groups of several ports only: a lone port is always the least loaded).
     port_up: Vec<u32>,
     port_down: Vec<u32>,
     /// Per switch: BELOW_*.
@@ -177,39 +216,87 @@ pub(super) struct Router<'a> {
     bound: Vec<u8>,
     /// False once a hop count went up during this LID: bounds are then ignored.
     monotone: bool,
-    /// Finished LFT columns: `out[lid * switches + s]`.
-    out: Vec<u8>,
+    /// Finished LFT columns not yet written: their LIDs, and the columns.
+    chunk: Chunk,
     too_long: bool,
+    /// A switch whose down groups OpenSM would sort with a CA among them.
+    undefined: Option<u32>,
+}
+
+/// Finished LFT columns: `cols[j * switches + s]` is switch `s`'s port for `lids[j]`.
+#[derive(Default)]
+struct Chunk {
+    lids: Vec<u16>,
+    cols: Vec<u8>,
+}
+
+/// Columns per chunk.
+const CHUNK: usize = 64;
+/// Below this many table entries a writer thread is not worth starting.
+const THREAD_MIN_ENTRIES: usize = 1 << 20;
+
+impl Chunk {
+    /// Writes the columns, switch by switch so that each table is written in
+    /// LID order while the chunk stays in cache.
+    fn write(&self, nodes: &[NodeId], tables: &mut ForwardingTables) {
+        let n = nodes.len();
+        for (s, &node) in nodes.iter().enumerate() {
+            for (j, &lid) in self.lids.iter().enumerate() {
+                let p = self.cols[j * n + s];
+                if p != NO_PATH {
+                    tables.set(node, Lid(lid), p);
+                }
+            }
+        }
+    }
+}
+
+/// Where finished chunks go.
+struct Sink<'s, 't> {
+    nodes: &'s [NodeId],
+    tables: &'s Mutex<&'t mut ForwardingTables>,
+    thread: Option<SyncSender<Chunk>>,
+}
+
+impl Sink<'_, '_> {
+    fn take(&mut self, chunk: Chunk) {
+        let chunk = match &self.thread {
+            Some(tx) => match tx.send(chunk) {
+                Ok(()) => return,
+                Err(e) => e.0,
+            },
+            None => chunk,
+        };
+        let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        chunk.write(self.nodes, &mut tables);
+    }
 }
 
 impl<'a> Router<'a> {
-    pub(super) fn new(t: &'a Tree, max_lid: u16) -> Self {
+    pub(super) fn new(t: &'a Tree) -> Self {
         let n = t.sw.len();
         let down = Lists::new(t, |s| &s.down);
         let up = Lists::new(t, |s| &s.up);
         let sib = Lists::new(t, |s| &s.sib);
         let (class, classes) = classes(t, &down);
-        let tie = |g: &super::build::Group| g.remote_trank as u64;
-        let below = t
-            .sw
-            .iter()
-            .map(|s| {
-                if s.down.is_empty() {
-                    BELOW_NOTHING
-                } else if s.only_cas {
-                    BELOW_CAS
-                } else {
-                    BELOW_SWITCHES
-                }
-            })
-            .collect();
+        let below =
+            t.sw.iter()
+                .map(|s| {
+                    if s.down.is_empty() {
+                        BELOW_NOTHING
+                    } else if s.only_cas {
+                        BELOW_CAS
+                    } else {
+                        BELOW_SWITCHES
+                    }
+                })
+                .collect();
         Self {
             t,
             down,
             up,
             sib,
-            key_up: t.groups.iter().map(tie).collect(),
-            key_down: t.groups.iter().map(tie).collect(),
+            rport: t.ports.iter().map(|p| p.remote_port).collect(),
             port_up: vec![0; t.ports.len()],
             port_down: vec![0; t.ports.len()],
             below,
@@ -221,39 +308,47 @@ impl<'a> Router<'a> {
             class,
             bound: vec![NO_PATH; classes],
             monotone: true,
-            out: vec![NO_PATH; (max_lid as usize + 1) * n],
+            chunk: Chunk::default(),
             too_long: false,
+            undefined: None,
         }
     }
 
     /// Routes everything and writes the LFTs.
     pub(super) fn run(mut self, tables: &mut ForwardingTables) -> Result<(), RoutingError> {
-        self.route_to_cns();
-        self.route_to_non_cns();
-        self.route_to_switches();
+        let nodes: Vec<NodeId> = self.t.sw.iter().map(|s| s.node).collect();
+        let lids = nodes.first().map_or(0, |&n| tables.table(n).len());
+        let threaded = nodes.len() * lids >= THREAD_MIN_ENTRIES;
+        let tables = Mutex::new(tables);
+        std::thread::scope(|scope| {
+            let mut sink = Sink { nodes: &nodes, tables: &tables, thread: None };
+            if threaded {
+                let (tx, rx) = sync_channel::<Chunk>(8);
+                let (nodes, tables) = (&nodes, &tables);
+                let writer = std::thread::Builder::new().name("ftree-lft".into()).spawn_scoped(scope, move || {
+                    let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
+                    for chunk in rx {
+                        chunk.write(nodes, &mut tables);
+                    }
+                });
+                // Without a thread (it could not start), chunks are written here.
+                sink.thread = writer.ok().map(|_| tx);
+            }
+            self.route_to_cns(&mut sink);
+            self.route_to_non_cns(&mut sink);
+            self.route_to_switches(&mut sink);
+            let last = std::mem::take(&mut self.chunk);
+            sink.take(last);
+            // Dropping the sender ends the writer; the scope waits for it.
+        });
+        if let Some(s) = self.undefined {
+            let sw = &self.t.sw[s as usize];
+            return Err(undefined(sw.guid, sw.rank));
+        }
         if self.too_long {
             return Err(unsupported(format!("a route would exceed {MAX_HOPS} hops; OpenSM's hop counters would wrap")));
         }
-        self.write(tables);
         Ok(())
-    }
-
-    /// Copies the finished columns into the tables, 64 switches at a time so
-    /// that reads and writes both stay in cache.
-    fn write(&self, tables: &mut ForwardingTables) {
-        let n = self.t.sw.len();
-        let lids = self.out.len() / n.max(1);
-        for s0 in (0..n).step_by(64) {
-            let s1 = (s0 + 64).min(n);
-            for lid in 1..lids {
-                let row = &self.out[lid * n + s0..lid * n + s1];
-                for (i, &p) in row.iter().enumerate() {
-                    if p != NO_PATH {
-                        tables.set(self.t.sw[s0 + i].node, Lid(lid as u16), p);
-                    }
-                }
-            }
-        }
     }
 
     fn start(&mut self, sw: u32, port: u8, hops: u8) {
@@ -265,21 +360,23 @@ impl<'a> Router<'a> {
         self.hops[sw as usize] = hops;
     }
 
-    fn emit(&mut self, lid: u16) {
-        let n = self.lft.len();
-        let at = lid as usize * n;
-        if let Some(col) = self.out.get_mut(at..at + n) {
-            col.copy_from_slice(&self.lft);
+    fn emit(&mut self, lid: u16, sink: &mut Sink) {
+        self.chunk.lids.push(lid);
+        self.chunk.cols.extend_from_slice(&self.lft);
+        if self.chunk.lids.len() == CHUNK {
+            let full = std::mem::take(&mut self.chunk);
+            sink.take(full);
         }
     }
 
-    fn route_to_cns(&mut self) {
+    fn route_to_cns(&mut self, sink: &mut Sink) {
         for li in 0..self.t.leaves.len() {
             let leaf = self.t.leaves[li];
             let mut routed = 0u32;
-            let (a, b) = self.down.range(leaf);
-            for k in a..b {
-                let g = &self.t.groups[self.down.g[k] as usize];
+            // Down groups with CAs among them are never re-sorted (that is
+            // refused as undefined), so the order of construction is OpenSM's.
+            for k in 0..self.t.sw[leaf as usize].down.len() {
+                let g = &self.t.groups[self.t.sw[leaf as usize].down[k] as usize];
                 if g.remote_is_sw || self.t.ca[g.remote as usize].cn_num == 0 {
                     continue;
                 }
@@ -290,7 +387,7 @@ impl<'a> Router<'a> {
                 let port = self.t.ports[g.first_port as usize].port;
                 self.start(leaf, port, 1);
                 self.down_by_up(leaf, NONE, lid, true, 1);
-                self.emit(lid);
+                self.emit(lid, sink);
                 routed += 1;
             }
             for _ in routed..self.t.max_cn_per_leaf {
@@ -300,7 +397,7 @@ impl<'a> Router<'a> {
         }
     }
 
-    fn route_to_non_cns(&mut self) {
+    fn route_to_non_cns(&mut self, sink: &mut Sink) {
         for c in 0..self.t.ca.len() {
             for k in 0..self.t.ca[c].ports.len() {
                 let p = &self.t.ca[c].ports[k];
@@ -310,12 +407,12 @@ impl<'a> Router<'a> {
                 let (lid, sw, port) = (p.lid, p.switch, p.switch_port);
                 self.start(sw, port, 1);
                 self.down_by_up(sw, NONE, lid, true, 1);
-                self.emit(lid);
+                self.emit(lid, sink);
             }
         }
     }
 
-    fn route_to_switches(&mut self) {
+    fn route_to_switches(&mut self, sink: &mut Sink) {
         for s in 0..self.t.sw.len() as u32 {
             if self.t.sw[s as usize].removed {
                 continue;
@@ -323,26 +420,26 @@ impl<'a> Router<'a> {
             let lid = self.t.sw[s as usize].lid;
             self.start(s, 0, 0);
             self.down_by_up(s, NONE, lid, false, 0);
-            self.emit(lid);
+            self.emit(lid, sink);
         }
     }
 
-    /// The least loaded port of a group: the first with the smallest counter.
+    /// The least loaded port of a group and its remote port number: the first
+    /// port with the smallest counter.
     #[inline]
-    fn min_port(&self, g: u32, counters: &[u32]) -> usize {
-        let g = &self.t.groups[g as usize];
-        let first = g.first_port as usize;
-        if g.num_ports == 1 {
-            return first;
+    fn min_port(&self, e: &Entry, counters: &[u32]) -> (usize, u8) {
+        let first = e.port as usize;
+        if e.span <= 1 {
+            return (first, e.rport);
         }
-        let c = &counters[first..first + g.num_ports as usize];
+        let c = &counters[first..first + e.span as usize];
         let mut best = 0;
         for (i, &x) in c.iter().enumerate().skip(1) {
             if x < c[best] {
                 best = i;
             }
         }
-        first + best
+        (first + best, self.rport[first + best])
     }
 
     #[inline]
@@ -359,8 +456,8 @@ impl<'a> Router<'a> {
     fn up_by_down(&mut self, sw: u32, prev: u32, lid: u16, hops: u8) -> bool {
         match self.below[sw as usize] {
             BELOW_NOTHING => return false,
-            // Every group leads to a CA: nothing to sort or route below
-            // (construction refuses CAs next to switch groups).
+            // Every group leads to a CA and there is nothing beside: nothing
+            // to sort (no counter here ever moves) or route.
             BELOW_CAS => return true,
             _ => {}
         }
@@ -374,91 +471,106 @@ impl<'a> Router<'a> {
             return false;
         }
         if self.changed[sw as usize] {
-            self.down.sort(sw, &self.key_up);
+            if self.t.sw[sw as usize].sorts_cas {
+                self.undefined.get_or_insert(sw);
+            }
+            self.down.sort(sw, u64::MAX);
             self.changed[sw as usize] = false;
         }
         let (sa, sb) = self.sib.range(sw);
         if sa != sb {
-            self.sib.sort(sw, &self.key_up);
+            self.sib.sort(sw, u64::MAX);
         }
         let (a, b) = self.down.range(sw);
         let mut created = false;
         let mut most = 0u8;
-        let mut k = a;
-        while k < b {
-            let r = self.down.r[k];
-            k += 1;
-            if r == NONE {
+        for k in a..b {
+            let r = self.down.e[k].remote;
+            if r == NO_SW {
                 created = true;
                 continue;
             }
             // Skip the switch we came up from, and switches already routed
             // with as few hops (unset is 0xFF, above any `next`).
             let h = self.hops[r as usize];
-            if r == prev || h <= next {
+            if r as u32 == prev || h <= next {
                 most = most.max(h);
                 continue;
             }
             most = most.max(next);
-            let g = self.down.g[k - 1];
-            created |= self.descend(sw, g, r, lid, next);
+            created |= self.descend(sw, Side::Down, k, r, lid, next);
         }
         if class != NONE {
             self.bound[class as usize] = most;
         }
         if lid != 0 {
-            let mut k = sa;
-            while k < sb {
-                let r = self.sib.r[k];
-                k += 1;
-                if r == prev || self.hops[r as usize] <= next {
+            for k in sa..sb {
+                let r = self.sib.e[k].remote;
+                if r as u32 == prev || self.hops[r as usize] <= next {
                     continue;
                 }
-                let g = self.sib.g[k - 1];
-                created |= self.descend(sw, g, r, lid, next);
+                created |= self.descend(sw, Side::Sib, k, r, lid, next);
             }
         }
         created
     }
 
-    /// One step down (or sideways) from `sw` through group `g` to switch `r`.
-    #[inline]
-    fn descend(&mut self, sw: u32, g: u32, r: u32, lid: u16, next: u8) -> bool {
-        let p = self.min_port(g, &self.port_up);
-        self.set(r, self.t.ports[p].remote_port, next);
-        let routed = match self.below[r as usize] {
-            BELOW_NOTHING => false,
-            BELOW_CAS => true,
-            _ => self.up_by_down(r, NONE, lid, next),
+    /// One step down (or sideways) from `sw` through the group at `k` to `r`,
+    /// which has more hops than `next` (so hop counts keep decreasing).
+    #[inline(always)]
+    fn descend(&mut self, sw: u32, side: Side, k: usize, r: u16, lid: u16, next: u8) -> bool {
+        let e = match side {
+            Side::Down => self.down.e[k],
+            Side::Sib => self.sib.e[k],
+        };
+        let (p, rport) = self.min_port(&e, &self.port_up);
+        self.lft[r as usize] = rport;
+        self.hops[r as usize] = next;
+        let (routed, moved) = match self.below[r as usize] {
+            BELOW_NOTHING => (false, false),
+            BELOW_CAS => (true, false),
+            _ => (self.up_by_down(r as u32, NONE, lid, next), true),
         };
         if routed {
-            self.port_up[p] += 1;
-            self.key_up[g as usize] += COUNT;
+            if e.span > 1 {
+                self.port_up[p] += 1;
+            }
+            let list = match side {
+                Side::Down => &mut self.down,
+                Side::Sib => &mut self.sib,
+            };
+            // The list cannot have been re-sorted by the recursion (that takes
+            // a path back to `sw`, which has fewer hops), but look it up anyway.
+            let k = if moved { list.find(sw, r, k) } else { Some(k) };
+            if let Some(k) = k {
+                list.e[k].key += COUNT;
+            }
             self.changed[sw as usize] = true;
         }
         routed
     }
 
-    /// Sorts a switch's up or sibling groups by down load. OpenSM's comparator
+    /// Sorts a switch's up (`mask` all ones) or sibling (`mask` TIE: their
+    /// down counters never move) groups by down load. OpenSM's comparator
     /// breaks ties by the remote switches' `min_counter_down` in one direction
     /// only, so it is a total preorder only when those are equal — always in
     /// practice (they never rise above 0) — otherwise the literal bubble sort runs.
-    fn sort_down(lists: &mut Lists, key: &[u64], min_counter_down: &[u32], s: u32) {
-        let (a, b) = lists.range(s);
-        let load = |r: u32| min_counter_down[r as usize];
-        let first = lists.r.get(a).map(|&r| load(r));
-        if lists.r[a..b].iter().all(|&r| Some(load(r)) == first) {
-            lists.sort(s, key);
+    fn sort_down(list: &mut Lists, min_counter_down: &[u32], s: u32, mask: u64) {
+        let (a, b) = list.range(s);
+        let load = |r: u16| min_counter_down[r as usize];
+        let Some(first) = list.e[a..b].first().map(|e| load(e.remote)) else { return };
+        if list.e[a..b].iter().all(|e| load(e.remote) == first) {
+            list.sort(s, mask);
         } else {
-            lists.bubble_sort(s, |x, xr, y, yr| {
-                let (kx, ky) = (key[x as usize], key[y as usize]);
+            list.bubble_sort(s, |x, y| {
+                let (kx, ky) = (x.key & mask, y.key & mask);
                 if kx >> 32 != ky >> 32 {
                     return kx >> 32 < ky >> 32;
                 }
-                if load(xr) > load(yr) {
+                if load(x.remote) > load(y.remote) {
                     return false;
                 }
-                (kx as u32) < (ky as u32)
+                kx & TIE < ky & TIE
             });
         }
     }
@@ -476,65 +588,72 @@ impl<'a> Router<'a> {
             self.too_long = true;
             return created;
         }
-        Self::sort_down(&mut self.up, &self.key_down, &self.min_counter_down, sw);
+        Self::sort_down(&mut self.up, &self.min_counter_down, sw, u64::MAX);
         let next = hops + 1;
 
-        let min_group = self.up.g[a];
-        let remote = self.up.r[a];
+        let min_remote = self.up.e[a].remote;
+        let m = min_remote as u32;
         if main {
-            let p = self.min_port(min_group, &self.port_down);
-            self.key_down[min_group as usize] += COUNT;
-            self.port_down[p] += 1;
-            let counter = (self.key_down[min_group as usize] >> 32) as u32;
-            if counter == self.min_counter_down[remote as usize].wrapping_add(1) {
-                self.recalculate_min_counter_down(remote);
+            let e = self.up.e[a];
+            let (p, rport) = self.min_port(&e, &self.port_down);
+            self.up.e[a].key += COUNT;
+            if e.span > 1 {
+                self.port_down[p] += 1;
             }
-            if self.lft[remote as usize] == NO_PATH || next < self.hops[remote as usize] {
-                self.set(remote, self.t.ports[p].remote_port, next);
+            let counter = (self.up.e[a].key >> 32) as u32;
+            if counter == self.min_counter_down[m as usize].wrapping_add(1) {
+                self.recalculate_min_counter_down(m);
             }
-            created |= self.down_by_up(remote, sw, lid, main, next);
+            if self.lft[m as usize] == NO_PATH || next < self.hops[m as usize] {
+                self.set(m, rport, next);
+            }
+            created |= self.down_by_up(m, sw, lid, main, next);
         }
 
-        let mut k = a + usize::from(main);
-        while k < b {
-            let r = self.up.r[k];
-            k += 1;
+        for k in a + usize::from(main)..b {
+            let e = self.up.e[k];
+            let r = e.remote as u32;
             if self.lft[r as usize] != NO_PATH && next >= self.hops[r as usize] {
                 continue;
             }
-            let p = self.min_port(self.up.g[k - 1], &self.port_down);
-            self.set(r, self.t.ports[p].remote_port, next);
+            let (_, rport) = self.min_port(&e, &self.port_down);
+            self.set(r, rport, next);
             created |= self.down_by_up(r, sw, lid, false, next);
         }
 
         let (sa, sb) = self.sib.range(sw);
         if sa != sb {
-            Self::sort_down(&mut self.sib, &self.key_down, &self.min_counter_down, sw);
+            Self::sort_down(&mut self.sib, &self.min_counter_down, sw, TIE);
         }
-        let mut k = sa;
-        while k < sb {
-            let r = self.sib.r[k];
-            k += 1;
+        for k in sa..sb {
+            let e = self.sib.e[k];
+            let r = e.remote as u32;
             if self.lft[r as usize] != NO_PATH && next >= self.hops[r as usize] {
                 continue;
             }
-            let p = self.min_port(self.sib.g[k - 1], &self.port_down);
-            self.set(r, self.t.ports[p].remote_port, next);
+            let (p, rport) = self.min_port(&e, &self.port_down);
+            self.set(r, rport, next);
             let routed = self.down_by_up(r, sw, lid, false, next);
             created |= routed;
             if routed {
                 // OpenSM credits the group chosen for the main path and the
                 // port just used towards the sibling.
-                self.key_down[min_group as usize] += COUNT;
-                self.port_down[p] += 1;
+                if let Some(k) = self.up.find(sw, min_remote, a) {
+                    self.up.e[k].key += COUNT;
+                }
+                if e.span > 1 {
+                    self.port_down[p] += 1;
+                }
             }
         }
         created
     }
 
+    /// OpenSM sets `min_counter_down` to the least down-going counter of the
+    /// switch's down groups, or 2^30 without any. Down-going counters are only
+    /// ever raised on up groups, so that least counter is always 0.
     fn recalculate_min_counter_down(&mut self, sw: u32) {
         let (a, b) = self.down.range(sw);
-        let min = self.down.g[a..b].iter().map(|&g| (self.key_down[g as usize] >> 32) as u32).fold(1u32 << 30, u32::min);
-        self.min_counter_down[sw as usize] = min;
+        self.min_counter_down[sw as usize] = if a == b { 1 << 30 } else { 0 };
     }
 }
