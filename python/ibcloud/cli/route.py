@@ -71,8 +71,9 @@ def _route(args: argparse.Namespace) -> ExitStatus:
 
 def _compare(args: argparse.Namespace) -> ExitStatus:
     fabric: Optional[Fabric] = None
-    if args.fabric:
-        fabric, _ = _load(args.fabric, args.format)
+    source = args.fabric_for_compare or args.fabric
+    if source:
+        fabric, _ = _load(source, args.format)
     a_path, b_path = args.compare
     fabric_a, a = read_tables(a_path, fabric)
     _, b = read_tables(b_path, fabric if fabric is not None else fabric_a)
@@ -129,6 +130,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--cn-guids", metavar="FILE", help="compute node port GUIDs, one per line (ftree)")
     cmd.add_argument("--max-vls", type=int, metavar="N", help="virtual layers for dfsssp and lash")
     cmd.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two table files instead of routing")
+    cmd.add_argument("--fabric", dest="fabric_for_compare", metavar="FABRIC",
+                     help="the fabric of the tables compared (needed for opensm-lfts.dump files)")
     cmd.add_argument("--list", action="store_true", help="list the engines")
     cmd.add_argument("--json", action="store_true", help="print JSON")
     cmd.set_defaults(run=_dispatch)

@@ -1,6 +1,7 @@
 """``ibcloud run``: the main job. Generates a fat-tree (648 nodes by default),
 prints its summary, and writes it in every writable format under ``--out``
-(plus OpenSM's guid2lid LID cache), reading each file back to check it.
+(plus OpenSM's guid2lid LID cache), reading each file back to check it; then
+routes it (ftree by default) and writes the tables natively and as opensm-lfts.dump.
 
 >>> import tempfile
 >>> from ibcloud.cli.main import main
@@ -11,6 +12,8 @@ wrote .../4-ary-2-full.ibcf (native, ... bytes; read back: 32 CAs, 12 switches, 
 wrote .../4-ary-2-full.topo (ibnetdiscover, ... bytes; read back: 32 CAs, 12 switches, 64 links)
 wrote .../4-ary-2-full.net (ibsim, ... bytes; read back: 32 CAs, 12 switches, 64 links)
 wrote .../4-ary-2-full.guid2lid (OpenSM LID cache, ... bytes; read back: 44 LIDs)
+routed 4-ary-2-full with ftree in ... ms: 12 switches x 44 LIDs, 0 CA LIDs unrouted
+wrote .../4-ary-2-full-ftree.ibcf (native: fabric and tables) and .../4-ary-2-full-ftree-lfts.dump (opensm-lfts.dump)
 0
 """
 
@@ -26,6 +29,7 @@ from ibcloud.cli.main import ExitStatus
 from ibcloud.fabric import Fabric
 from ibcloud.formats import formats
 from ibcloud.generate import FatTreeParams
+from ibcloud.routing import route, write_tables
 from ibcloud.tables import read_guid2lid, write_guid2lid
 
 __all__ = ["register"]
@@ -67,12 +71,28 @@ def _run(args: argparse.Namespace) -> ExitStatus:
         lids = read_guid2lid(path)
         written.append((path, "OpenSM LID cache", f"{len(lids)} LIDs", None if lids == fabric.guid2lid() else "LIDs differ"))
 
+    with progress(f"routing with {args.engine}"):
+        routing = route(fabric, args.engine)
+    unrouted = routing.tables.unrouted()
+
     status = ExitStatus.SUCCESS
     for path, name, counts, problem in written:
         print(f"wrote {path} ({name}, {path.stat().st_size:,} bytes; read back: {counts})")
         if problem is not None:
             print(f"ibcloud: {path} does not read back to the same fabric: {problem}", file=sys.stderr)
             status = ExitStatus.FAILURE
+
+    print(
+        f"routed {args.preset} with {args.engine} in {routing.seconds * 1000:.1f} ms: "
+        f"{routing.tables.num_switches} switches x {fabric.max_lid} LIDs, {unrouted} CA LIDs unrouted"
+    )
+    native = args.out / f"{args.preset}-{args.engine}.ibcf"
+    dump = args.out / f"{args.preset}-{args.engine}-lfts.dump"
+    write_tables(routing.tables, native)
+    write_tables(routing.tables, dump)
+    print(f"wrote {native} (native: fabric and tables) and {dump} (opensm-lfts.dump)")
+    if unrouted:
+        status = ExitStatus.FAILURE
     return status
 
 
@@ -89,4 +109,5 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     run = subparsers.add_parser("run", help=doc.splitlines()[0], description=doc)
     run.add_argument("--out", type=Path, default=Path("out"), metavar="DIR", help="output directory (default: ./out)")
     run.add_argument("--preset", default="ft648", help="preset or spec to generate (default: ft648)")
+    run.add_argument("--engine", default="ftree", help="routing engine (default: ftree)")
     run.set_defaults(run=_run)
