@@ -21,6 +21,7 @@ mod engine;
 pub mod engines;
 pub mod graph;
 pub mod registry;
+pub mod verify;
 mod sl;
 
 pub use engine::{EngineOptions, Routing, RoutingEngine, RoutingError};
