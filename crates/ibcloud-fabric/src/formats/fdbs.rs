@@ -597,7 +597,22 @@ fn fdbs_match_opensm() {
         let lfts = std::fs::read_to_string(format!("{dir}/opensm-lfts.dump")).unwrap();
         let t = super::lfts_dump::parse(&lfts, "lfts").unwrap().to_tables(&f).unwrap();
         drop(lfts);
-        let theirs = std::fs::read_to_string(format!("{dir}/opensm.fdbs")).unwrap();
+        if let Ok(text) = std::fs::read_to_string(format!("{dir}/ibroute.txt")) {
+            let back = parse_ibroute(&text, "ibroute.txt").unwrap();
+            let n = back.switches.len();
+            let mut theirs = back.to_tables(&f).unwrap();
+            let listed: std::collections::HashSet<Guid> = back.switches.iter().map(|s| s.guid).collect();
+            for (id, table) in t.iter() {
+                if !listed.contains(&f.node(id).guid) {
+                    for (lid, &p) in table.iter().enumerate() {
+                        theirs.set(id, Lid(lid as u16), p);
+                    }
+                }
+            }
+            assert_eq!(theirs, t, "ibroute read back the dump's tables");
+            eprintln!("{name}: ibroute.txt holds {n} switch tables, all equal to the dump");
+        }
+        let Ok(theirs) = std::fs::read_to_string(format!("{dir}/opensm.fdbs")) else { continue };
         let t0 = std::time::Instant::now();
         let mut ours = Vec::new();
         write(&f, &t, &mut ours).unwrap();
