@@ -21,6 +21,7 @@ mod engine;
 pub mod engines;
 pub mod graph;
 pub mod registry;
+pub mod verify;
 mod sl;
 pub mod sl_dump;
 

@@ -8,9 +8,11 @@
 //! | OpenSM `opensm-subnet.lst` | [`subnet_lst`] | yes | no |
 //! | OpenSM `opensm-lfts.dump` (tables) | [`lfts_dump`] | yes | yes |
 //! | OpenSM `guid2lid` (LIDs) | [`guid2lid`] | yes | yes |
+//! | OpenSM `opensm.fdbs` (tables for ibdmchk), `ibroute` output | [`fdbs`] | yes | yes (fdbs) |
 //!
 //! Text readers report problems as `file:line: problem` ([`ParseError`]).
 
+pub mod fdbs;
 pub mod guid2lid;
 pub mod ibnetdiscover;
 pub mod ibsim;
