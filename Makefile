@@ -5,6 +5,7 @@
 #   make run    build, then generate the 648-node fat-tree and write it out
 #   make test   Rust tests, then Python tests
 #   make bench  the criterion benchmarks of the workspace
+#   make bench-opensm  routing side by side with OpenSM on ibsim (big trees; minutes)
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -27,7 +28,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench build venv system-deps clean
+.PHONY: run test test-rust test-python bench bench-opensm build venv system-deps clean
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -43,6 +44,10 @@ test-python: build
 
 bench: $(STAMPS)/venv
 	cargo bench --workspace
+
+bench-opensm: system-deps build
+	$(VPY) bench/routing_vs_opensm.py --presets ft5832 ft11664 --engines ftree minhop updn
+	$(VPY) bench/routing_vs_opensm.py --presets ft5832 --engines dfsssp
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv

@@ -26,6 +26,7 @@ from ibcloud.formats import format_name, formats, guess_format
 from ibcloud.generate import FatTreeParams, presets
 from ibcloud.routing import Routing, engines, register_engine, route
 from ibcloud.tables import ForwardingTables, read_guid2lid, read_lfts, write_guid2lid
+from ibcloud.verify import VerifyReport, verify
 
 __all__ = [
     "Fabric",
@@ -39,6 +40,7 @@ __all__ = [
     "RoutingError",
     "TopologyError",
     "UnsupportedError",
+    "VerifyReport",
     "__version__",
     "engines",
     "format_name",
@@ -49,5 +51,6 @@ __all__ = [
     "read_lfts",
     "register_engine",
     "route",
+    "verify",
     "write_guid2lid",
 ]

@@ -31,8 +31,24 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional
 
-__all__ = ["SHIM", "IbSim", "OpenSmRun", "InteropError", "ibnetdiscover", "run_opensm", "tools_available"]
+if TYPE_CHECKING:
+    from ibcloud.fabric import Fabric
+    from ibcloud.tables import ForwardingTables
+
+__all__ = [
+    "SHIM",
+    "IbSim",
+    "IbdmchkResult",
+    "OpenSmRun",
+    "InteropError",
+    "ibdmchk",
+    "ibnetdiscover",
+    "ibroute_tables",
+    "run_opensm",
+    "tools_available",
+]
 
 #: The umad2sim shim shipped by Debian's ibsim-utils.
 SHIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
@@ -366,3 +382,86 @@ def run_opensm(
         raise InteropError(f"opensm did not finish within {timeout:.0f} s; log: {log}\n{_tail(log)}") from err
     engine, seconds = _parse_log(log)
     return OpenSmRun(done.returncode, log, dump_dir, cache_dir, engine, seconds)
+
+
+def ibroute_tables(sim: IbSim, fabric: "Fabric") -> "ForwardingTables":
+    """Reads every switch's LFT back from the simulator with ``ibroute -n``
+    (after OpenSM configured it) as tables for ``fabric``.
+
+    >>> from ibcloud import Fabric, read_lfts
+    >>> with IbSim(_example_net()) as sim:
+    ...     run = run_opensm(sim)
+    ...     fabric = Fabric.read(run.subnet_lst)
+    ...     ibroute_tables(sim, fabric) == read_lfts(run.lfts, fabric)
+    True
+    """
+    from ibcloud import _native
+    from ibcloud.tables import ForwardingTables
+
+    texts = []
+    for node in fabric.nodes():
+        if node["kind"] == "switch":
+            texts.append(sim.run_client(["ibroute", "-n", str(node["lid"])]).stdout)
+    return ForwardingTables._from_native(_native.parse_ibroute("".join(texts), fabric._native, "ibroute"))
+
+
+@dataclass
+class IbdmchkResult:
+    """ibdmchk's verdict, parsed from its output (it segfaults after printing
+    it, so the exit code means nothing).
+
+    >>> IbdmchkResult(True, False, 10, "").ok
+    True
+    """
+
+    #: Every CA-to-CA path exists ("-I- Scanned:N CA to CA paths" and no missing paths).
+    connected: bool
+    #: A credit loop was reported (None when ibdmchk stopped before checking).
+    credit_loops: Optional[bool]
+    #: CA-to-CA paths scanned.
+    paths: int
+    #: Its whole output.
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        """Full connectivity and no credit loops.
+
+        >>> IbdmchkResult(True, None, 10, "").ok
+        False
+        """
+        return self.connected and self.credit_loops is False
+
+
+def ibdmchk(subnet_lst: str | os.PathLike[str], fdbs: str | os.PathLike[str], *, timeout: float = 1800.0) -> IbdmchkResult:
+    """Runs ``ibdmchk -s SUBNET_LST -f FDBS -m /dev/null`` (ibutils) in
+    verification mode and parses its verdict.
+
+    >>> import tempfile, pathlib
+    >>> from ibcloud import Fabric, route
+    >>> from ibcloud.verify import write_fdbs
+    >>> with IbSim(_example_net()) as sim:
+    ...     run = run_opensm(sim)
+    >>> fabric = Fabric.read(run.subnet_lst)
+    >>> fdbs = pathlib.Path(tempfile.mkdtemp()) / "opensm.fdbs"
+    >>> write_fdbs(route(fabric, "ftree").tables, fdbs)
+    >>> ibdmchk(run.subnet_lst, fdbs).ok
+    True
+    """
+    cmd = ["ibdmchk", "-s", os.fspath(subnet_lst), "-f", os.fspath(fdbs), "-m", "/dev/null"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as err:
+        raise InteropError(f"ibdmchk did not finish within {timeout:.0f} s") from err
+    out = done.stdout + done.stderr
+    scanned = re.search(r"-I- Scanned:\s*(\d+) CA to CA paths", out)
+    missing = bool(re.search(r"-E- Found (\d+) missing paths", out)) or "Traversals Failed" in out \
+        or "-E- Fail to find a path" in out
+    loops: Optional[bool] = None
+    if "-I- no credit loops found" in out:
+        loops = False
+    elif "credit loops in routing" in out or "Found credit loop" in out:
+        loops = True
+    if scanned is None and loops is None and not missing:
+        raise InteropError(f"ibdmchk printed no verdict:\n{out[-2000:]}")
+    return IbdmchkResult(bool(scanned) and not missing, loops, int(scanned.group(1)) if scanned else 0, out)

@@ -6,6 +6,8 @@ use crate::fabric::PyFabric;
 use crate::lft::PyForwardingTables;
 use ibcloud_fabric::formats::native;
 use ibcloud_fabric::{FabricError, Guid};
+use ibcloud_fabric::formats::fdbs;
+use ibcloud_routing::verify::{self, VerifyOptions};
 use ibcloud_routing::{registry, EngineOptions, PathSls};
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -68,6 +70,49 @@ pub(crate) fn route(
     })?;
     let tables = PyForwardingTables { inner: routing.tables, fabric: f.clone() };
     Ok((tables, routing.path_sls.map(|inner| PyPathSls { inner }), seconds))
+}
+
+/// Verifies tables (and path SLs): returns (all checks passed, report as
+/// text, report as JSON).
+#[pyfunction]
+#[pyo3(signature = (tables, path_sls=None, include_switches=false, credit_loops=true, max_failures=10, per_link=false))]
+pub(crate) fn verify_tables(
+    py: Python<'_>,
+    tables: &PyForwardingTables,
+    path_sls: Option<&PyPathSls>,
+    include_switches: bool,
+    credit_loops: bool,
+    max_failures: usize,
+    per_link: bool,
+) -> PyResult<(bool, String, String)> {
+    let options = VerifyOptions { include_switches, credit_loops, max_failures, per_link, ..Default::default() };
+    let (fabric, inner, sls) = (&tables.fabric, &tables.inner, path_sls.map(|p| &p.inner));
+    let report = detached(py, || {
+        verify::verify(fabric, inner, sls, &options)
+            .map_err(|e| PyIbcloudErr::from(ibcloud_routing::RoutingError::BadOptions(e.to_string())))
+    })?;
+    let json = serde_json::to_string(&report).map_err(|e| crate::exceptions::InternalError::new_err(e.to_string()))?;
+    Ok((report.ok(), report.to_string(), json))
+}
+
+/// Writes tables as OpenSM's `opensm.fdbs` (what ibdmchk reads with `-f`).
+#[pyfunction]
+pub(crate) fn write_fdbs(py: Python<'_>, tables: &PyForwardingTables, path: PathBuf) -> PyResult<()> {
+    let (fabric, inner) = (&tables.fabric, &tables.inner);
+    Ok(detached(py, || -> Result<(), FabricError> {
+        let mut out = Vec::new();
+        fdbs::write(fabric, inner, &mut out).map_err(|e| FabricError::io(&path, e))?;
+        std::fs::write(&path, out).map_err(|e| FabricError::io(&path, e))
+    })?)
+}
+
+/// Parses `ibroute` output (one or more switches) into tables for `fabric`.
+#[pyfunction]
+#[pyo3(signature = (text, fabric, file="<ibroute>"))]
+pub(crate) fn parse_ibroute(py: Python<'_>, text: &str, fabric: &PyFabric, file: &str) -> PyResult<PyForwardingTables> {
+    let f = &fabric.inner;
+    let inner = detached(py, || -> Result<_, FabricError> { fdbs::parse_ibroute(text, file)?.to_tables(f) })?;
+    Ok(PyForwardingTables { inner, fabric: f.clone() })
 }
 
 /// Writes a fabric with its tables in the native format.

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import route, run, topo
+    from ibcloud.cli import route, run, topo, verify
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND", required=True)
     topo.register(commands)
     route.register(commands)
+    verify.register(commands)
     run.register(commands)
     return parser
 

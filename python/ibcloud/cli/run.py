@@ -1,7 +1,8 @@
 """``ibcloud run``: the main job. Generates a fat-tree (648 nodes by default),
 prints its summary, and writes it in every writable format under ``--out``
 (plus OpenSM's guid2lid LID cache), reading each file back to check it; then
-routes it (ftree by default) and writes the tables natively and as opensm-lfts.dump.
+routes it (ftree by default), writes the tables natively and as opensm-lfts.dump,
+and verifies them (reachability, loops, credit loops).
 
 >>> import tempfile
 >>> from ibcloud.cli.main import main
@@ -14,6 +15,10 @@ wrote .../4-ary-2-full.net (ibsim, ... bytes; read back: 32 CAs, 12 switches, 64
 wrote .../4-ary-2-full.guid2lid (OpenSM LID cache, ... bytes; read back: 44 LIDs)
 routed 4-ary-2-full with ftree in ... ms: 12 switches x 44 LIDs, 0 CA LIDs unrouted
 wrote .../4-ary-2-full-ftree.ibcf (native: fabric and tables) and .../4-ary-2-full-ftree-lfts.dump (opensm-lfts.dump)
+verified: CA and router pairs: 992 (32 sources x 32 destination LIDs, 12 switches)
+  reachability: all 992 pairs reachable
+...
+  credit loops: none ...
 0
 """
 
@@ -30,6 +35,7 @@ from ibcloud.fabric import Fabric
 from ibcloud.formats import formats
 from ibcloud.generate import FatTreeParams
 from ibcloud.routing import route, write_tables
+from ibcloud.verify import verify
 from ibcloud.tables import read_guid2lid, write_guid2lid
 
 __all__ = ["register"]
@@ -91,7 +97,11 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     write_tables(routing.tables, native)
     write_tables(routing.tables, dump)
     print(f"wrote {native} (native: fabric and tables) and {dump} (opensm-lfts.dump)")
-    if unrouted:
+    with progress("verifying"):
+        report = verify(routing)
+    lines = report.text.rstrip().splitlines()
+    print("verified: " + lines[0] + "".join(f"\n  {line}" for line in lines[1:]))
+    if unrouted or not report.ok:
         status = ExitStatus.FAILURE
     return status
 

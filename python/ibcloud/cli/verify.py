@@ -1,0 +1,77 @@
+"""``ibcloud verify``: check forwarding tables, ours or OpenSM's.
+
+``verify FABRIC [--lfts FILE]`` walks the tables of every CA pair (switch
+pairs too with ``--include-switches``): reachability, loops and dead ends,
+path lengths, routes per link, and credit loops on the channel dependency
+graph. FABRIC is a native file holding tables (``ibcloud route -o X.ibcf``),
+or any fabric file/preset with ``--lfts`` an opensm-lfts.dump (and
+``--lids`` OpenSM's guid2lid when the fabric file carries no LIDs).
+``--route ENGINE`` routes the fabric first. Exit status 1 when a check fails.
+
+>>> from ibcloud.cli.main import main
+>>> main(["verify", "ft324", "--route", "minhop"])  # doctest: +ELLIPSIS
+CA and router pairs: 104652 ...
+credit loops: none ...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ibcloud.cli.main import ExitStatus
+from ibcloud.cli.topo import _load
+from ibcloud.exceptions import RoutingError
+from ibcloud.routing import read_tables, route
+from ibcloud.verify import verify
+
+__all__ = ["register"]
+
+
+def _verify(args: argparse.Namespace) -> ExitStatus:
+    """Verify forwarding tables: reachability, loops, credit loops."""
+    path_sls = None
+    if args.route:
+        fabric, _ = _load(args.fabric, args.format)
+        if args.lids:
+            fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
+        routing = route(fabric, args.route)
+        tables, path_sls = routing.tables, routing.path_sls
+    elif args.lfts:
+        fabric, _ = _load(args.fabric, args.format)
+        if args.lids:
+            fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
+        _, tables = read_tables(args.lfts, fabric)
+    elif Path(args.fabric).suffix == ".ibcf":
+        _, tables = read_tables(args.fabric)
+    else:
+        raise RoutingError("give --lfts FILE, --route ENGINE, or a native .ibcf file that holds tables")
+    report = verify(tables, path_sls=path_sls, include_switches=args.include_switches,
+                    credit_loops=not args.no_credit_loops, per_link=args.per_link)
+    print(json.dumps(report.data, indent=2) if args.json else report.text.rstrip())
+    return ExitStatus.SUCCESS if report.ok else ExitStatus.FAILURE
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Adds ``verify`` to the top-level parser.
+
+    >>> parser = argparse.ArgumentParser(prog="ibcloud")
+    >>> register(parser.add_subparsers())
+    >>> args = parser.parse_args(["verify", "f.topo", "--lfts", "opensm-lfts.dump", "--json"])
+    >>> args.fabric, args.lfts, args.json
+    ('f.topo', 'opensm-lfts.dump', True)
+    """
+    cmd = subparsers.add_parser("verify", help="check forwarding tables: reachability, loops, credit loops",
+                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cmd.add_argument("fabric", metavar="FABRIC", help="fabric file, preset or spec; or a native file with tables")
+    cmd.add_argument("--lfts", metavar="FILE", help="opensm-lfts.dump or native tables to verify")
+    cmd.add_argument("--route", metavar="ENGINE", help="route FABRIC with ENGINE first, then verify")
+    cmd.add_argument("--lids", metavar="GUID2LID", help="take LIDs from this OpenSM guid2lid file first")
+    cmd.add_argument("--format", help="format of FABRIC (default: guessed)")
+    cmd.add_argument("--include-switches", action="store_true", help="switch LIDs are sources and destinations too")
+    cmd.add_argument("--no-credit-loops", action="store_true", help="skip the credit-loop check")
+    cmd.add_argument("--per-link", action="store_true", help="list every link's route count (with --json)")
+    cmd.add_argument("--json", action="store_true", help="print the report as JSON")
+    cmd.set_defaults(run=_verify)
