@@ -12,6 +12,11 @@ scratch directories so that several can run side by side:
 - OpenSM gets a config file with its own ``dump_files_dir`` and an
   ``OSM_CACHE_DIR`` for guid2lid, so nothing is written under /var.
 
+Scratch space is ``$IBCLOUD_SCRATCH`` or /dev/shm (tmpfs, i.e. memory: OpenSM's
+dumps of an 11,664-node tree take 2 GB). A simulator removes the folder it
+made when it stops; OpenSM's results stay where :class:`OpenSmRun` says until
+the caller deletes them (``OpenSmRun.remove()``).
+
 Processes are stopped by their PID, never by name.
 
 >>> import shutil
@@ -81,6 +86,10 @@ def _example_net() -> Path:
 
 
 def _scratch_root() -> Path:
+    chosen = os.environ.get("IBCLOUD_SCRATCH")
+    if chosen:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(chosen)
     shm = Path("/dev/shm")
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
@@ -120,6 +129,7 @@ class IbSim:
     ) -> None:
         self.net_file = Path(net_file).resolve()
         self.sockname = f"ibc{os.getpid()}x{next(_counter)}"
+        self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ibsim-", dir=_scratch_root()))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
@@ -191,7 +201,8 @@ class IbSim:
         return self
 
     def stop(self) -> None:
-        """Stops the simulator (by PID); stopping twice is harmless.
+        """Stops the simulator (by PID) and removes the scratch folder it made;
+        stopping twice is harmless.
 
         >>> sim = IbSim(_example_net()).start()
         >>> sim.stop(); sim.stop()
@@ -206,6 +217,8 @@ class IbSim:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        if self._own_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def run_client(self, cmd: list[str], *, timeout: float | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Runs a shimmed client in the simulator's folder and returns its output.
@@ -266,6 +279,18 @@ class OpenSmRun:
     engine_used: str | None
     #: Seconds between "building routing with" and "tables configured" in the log, if present.
     routing_seconds: float | None
+
+    def remove(self) -> None:
+        """Deletes the run's folder (log, dumps, cache).
+
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> (d / "dumps").mkdir()
+        >>> OpenSmRun(0, d / "opensm.log", d / "dumps", d / "cache", None, None).remove()
+        >>> d.exists()
+        False
+        """
+        shutil.rmtree(self.dump_dir.parent, ignore_errors=True)
 
     @property
     def lfts(self) -> Path:
@@ -357,7 +382,7 @@ def run_opensm(
     >>> read_lfts(run.lfts, subnet).unrouted()
     0
     """
-    run_dir = Path(tempfile.mkdtemp(prefix="opensm-", dir=sim.workdir))
+    run_dir = Path(tempfile.mkdtemp(prefix="opensm-", dir=_scratch_root()))
     dump_dir, cache_dir = run_dir / "dumps", run_dir / "cache"
     dump_dir.mkdir()
     cache_dir.mkdir()
