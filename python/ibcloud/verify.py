@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 from ibcloud import _native
 from ibcloud.routing import Routing
 from ibcloud.tables import ForwardingTables
 
-__all__ = ["VerifyReport", "verify", "write_fdbs"]
+__all__ = ["VerifyReport", "read_path_sls", "verify", "write_fdbs"]
 
 
 class VerifyReport:
@@ -51,12 +51,14 @@ def verify(
     credit_loops: bool = True,
     max_failures: int = 10,
     per_link: bool = False,
+    sl2vl: Optional[Sequence[int]] = None,
 ) -> VerifyReport:
     """Verifies a :class:`Routing` (tables and path SLs) or bare tables.
 
     ``include_switches`` makes switches sources and destinations too (OpenSM's
     ftree leaves root-to-root switch LIDs unset, so expect failures there);
-    ``per_link`` lists every link's route count in ``data["per_link"]``.
+    ``per_link`` lists every link's route count in ``data["per_link"]``;
+    ``sl2vl`` maps the 16 SLs to VLs for the credit-loop check (identity by default).
 
     >>> from ibcloud import Fabric, route
     >>> r = route(Fabric.generate("4-ary-3-full"), "lash")
@@ -68,9 +70,25 @@ def verify(
     else:
         tables = routing
     ok, text, data = _native.verify_tables(
-        tables._native, path_sls, include_switches, credit_loops, max_failures, per_link
+        tables._native, path_sls, include_switches, credit_loops, max_failures, per_link,
+        list(sl2vl) if sl2vl is not None else None,
     )
     return VerifyReport(ok, text, json.loads(data))
+
+
+def read_path_sls(path: Union[str, "os.PathLike[str]"], opensm_log: bool = False) -> _native.PathSls:
+    """Reads path SLs written by ``PathSls.write`` (``ibcloud-path-sls.dump``),
+    or with ``opensm_log`` the SL lines of an OpenSM log taken at ``-D 0x4b``.
+
+    >>> import tempfile, pathlib
+    >>> from ibcloud import Fabric, route
+    >>> r = route(Fabric.generate("4-ary-3-full"), "lash")
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "ibcloud-path-sls.dump"
+    >>> r.path_sls.write(p)
+    >>> read_path_sls(p).num_sls == r.path_sls.num_sls
+    True
+    """
+    return _native.read_path_sls(os.fspath(path), opensm_log)
 
 
 def write_fdbs(tables: ForwardingTables, path: Union[str, "os.PathLike[str]"]) -> None:

@@ -43,6 +43,7 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(routing::engines, m)?)?;
     m.add_function(wrap_pyfunction!(routing::route, m)?)?;
     m.add_function(wrap_pyfunction!(routing::verify_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(routing::read_path_sls, m)?)?;
     m.add_function(wrap_pyfunction!(routing::write_fdbs, m)?)?;
     m.add_function(wrap_pyfunction!(routing::parse_ibroute, m)?)?;
     m.add_function(wrap_pyfunction!(routing::write_native_with_tables, m)?)?;

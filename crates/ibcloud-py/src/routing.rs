@@ -8,7 +8,7 @@ use ibcloud_fabric::formats::native;
 use ibcloud_fabric::{FabricError, Guid};
 use ibcloud_fabric::formats::fdbs;
 use ibcloud_routing::verify::{self, VerifyOptions};
-use ibcloud_routing::{registry, EngineOptions, PathSls};
+use ibcloud_routing::{registry, sl_dump, EngineOptions, PathSls, Sl2Vl};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -33,9 +33,35 @@ impl PyPathSls {
         self.inner.num_sls()
     }
 
+    /// Writes the SLs as `ibcloud-path-sls.dump` (OpenSM's own debug-line form,
+    /// `route from src_lid=S to dest_lid=D on vl=N`); `nonzero_only` skips SL 0.
+    #[pyo3(signature = (path, nonzero_only=false))]
+    fn write(&self, py: Python<'_>, path: PathBuf, nonzero_only: bool) -> PyResult<()> {
+        let inner = &self.inner;
+        let mode = if nonzero_only { sl_dump::Mode::NonZero } else { sl_dump::Mode::Full };
+        Ok(detached(py, || -> Result<(), FabricError> {
+            let mut out = Vec::new();
+            sl_dump::write(inner, &mut out, mode).map_err(|e| FabricError::io(&path, e))?;
+            std::fs::write(&path, out).map_err(|e| FabricError::io(&path, e))
+        })?)
+    }
+
     fn __repr__(&self) -> String {
         format!("PathSls(lids={}, sls={})", self.inner.lids().len(), self.inner.num_sls())
     }
+}
+
+/// Reads an `ibcloud-path-sls.dump` (or, with `opensm_log`, the SL lines of an
+/// OpenSM log at verbosity 0x4b).
+#[pyfunction]
+#[pyo3(signature = (path, opensm_log=false))]
+pub(crate) fn read_path_sls(py: Python<'_>, path: PathBuf, opensm_log: bool) -> PyResult<PyPathSls> {
+    let inner = detached(py, || -> Result<PathSls, FabricError> {
+        let text = std::fs::read_to_string(&path).map_err(|e| FabricError::io(&path, e))?;
+        let file = path.display().to_string();
+        if opensm_log { sl_dump::parse_opensm_log(&text, &file) } else { sl_dump::parse(&text, &file) }
+    })?;
+    Ok(PyPathSls { inner })
 }
 
 /// Registered engines as (name, description) pairs.
@@ -75,7 +101,7 @@ pub(crate) fn route(
 /// Verifies tables (and path SLs): returns (all checks passed, report as
 /// text, report as JSON).
 #[pyfunction]
-#[pyo3(signature = (tables, path_sls=None, include_switches=false, credit_loops=true, max_failures=10, per_link=false))]
+#[pyo3(signature = (tables, path_sls=None, include_switches=false, credit_loops=true, max_failures=10, per_link=false, sl2vl=None))]
 pub(crate) fn verify_tables(
     py: Python<'_>,
     tables: &PyForwardingTables,
@@ -84,8 +110,10 @@ pub(crate) fn verify_tables(
     credit_loops: bool,
     max_failures: usize,
     per_link: bool,
+    sl2vl: Option<[u8; 16]>,
 ) -> PyResult<(bool, String, String)> {
-    let options = VerifyOptions { include_switches, credit_loops, max_failures, per_link, ..Default::default() };
+    let sl2vl = sl2vl.map(Sl2Vl).unwrap_or_default();
+    let options = VerifyOptions { include_switches, credit_loops, max_failures, per_link, sl2vl };
     let (fabric, inner, sls) = (&tables.fabric, &tables.inner, path_sls.map(|p| &p.inner));
     let report = detached(py, || {
         verify::verify(fabric, inner, sls, &options)

@@ -57,6 +57,11 @@ def _route(args: argparse.Namespace) -> ExitStatus:
     if args.output:
         report["output"] = str(args.output)
         report["output_format"] = write_tables(routing.tables, args.output)
+    if args.path_sls:
+        if routing.path_sls is None:
+            raise RoutingError(f"{args.engine} uses SL 0 for every path here; there are no path SLs to write")
+        routing.path_sls.write(args.path_sls)
+        report["path_sls"] = str(args.path_sls)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -129,6 +134,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--roots", metavar="FILE", help="root switch GUIDs, one per line (updn, ftree)")
     cmd.add_argument("--cn-guids", metavar="FILE", help="compute node port GUIDs, one per line (ftree)")
     cmd.add_argument("--max-vls", type=int, metavar="N", help="virtual layers for dfsssp and lash")
+    cmd.add_argument("--path-sls", metavar="FILE", help="write the path SLs (dfsssp, lash) as ibcloud-path-sls.dump")
     cmd.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two table files instead of routing")
     cmd.add_argument("--fabric", dest="fabric_for_compare", metavar="FABRIC",
                      help="the fabric of the tables compared (needed for opensm-lfts.dump files)")

@@ -25,20 +25,30 @@ from ibcloud.cli.main import ExitStatus
 from ibcloud.cli.topo import _load
 from ibcloud.exceptions import RoutingError
 from ibcloud.routing import read_tables, route
-from ibcloud.verify import verify
+from ibcloud.verify import read_path_sls, verify
 
 __all__ = ["register"]
 
 
+def _sl2vl(text: str) -> list:
+    try:
+        vls = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not 16 comma-separated VLs") from None
+    if len(vls) != 16 or not all(0 <= v <= 15 for v in vls):
+        raise argparse.ArgumentTypeError(f"'{text}' is not 16 comma-separated VLs 0-15")
+    return vls
+
+
 def _verify(args: argparse.Namespace) -> ExitStatus:
     """Verify forwarding tables: reachability, loops, credit loops."""
-    path_sls = None
+    path_sls = read_path_sls(args.path_sls) if args.path_sls else None
     if args.route:
         fabric, _ = _load(args.fabric, args.format)
         if args.lids:
             fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
         routing = route(fabric, args.route)
-        tables, path_sls = routing.tables, routing.path_sls
+        tables, path_sls = routing.tables, path_sls or routing.path_sls
     elif args.lfts:
         fabric, _ = _load(args.fabric, args.format)
         if args.lids:
@@ -49,7 +59,7 @@ def _verify(args: argparse.Namespace) -> ExitStatus:
     else:
         raise RoutingError("give --lfts FILE, --route ENGINE, or a native .ibcf file that holds tables")
     report = verify(tables, path_sls=path_sls, include_switches=args.include_switches,
-                    credit_loops=not args.no_credit_loops, per_link=args.per_link)
+                    credit_loops=not args.no_credit_loops, per_link=args.per_link, sl2vl=args.sl2vl)
     print(json.dumps(report.data, indent=2) if args.json else report.text.rstrip())
     return ExitStatus.SUCCESS if report.ok else ExitStatus.FAILURE
 
@@ -70,6 +80,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--route", metavar="ENGINE", help="route FABRIC with ENGINE first, then verify")
     cmd.add_argument("--lids", metavar="GUID2LID", help="take LIDs from this OpenSM guid2lid file first")
     cmd.add_argument("--format", help="format of FABRIC (default: guessed)")
+    cmd.add_argument("--path-sls", metavar="FILE", help="path SLs (ibcloud-path-sls.dump) for the credit-loop check")
+    cmd.add_argument("--sl2vl", type=_sl2vl, metavar="V0,..,V15", help="SL-to-VL map (default: identity)")
     cmd.add_argument("--include-switches", action="store_true", help="switch LIDs are sources and destinations too")
     cmd.add_argument("--no-credit-loops", action="store_true", help="skip the credit-loop check")
     cmd.add_argument("--per-link", action="store_true", help="list every link's route count (with --json)")
