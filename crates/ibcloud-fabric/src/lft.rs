@@ -83,12 +83,33 @@ impl ForwardingTables {
             .sum()
     }
 
-    /// Entries of one switch that differ from `other` (unset counts as a value).
-    pub fn changed_entries(&self, other: &ForwardingTables, switch: NodeId) -> usize {
+    /// Entries of one switch that differ from `other`, as (LID, ours, theirs);
+    /// unset counts as a value ([`NO_PORT`]) and a shorter table as unset beyond its end.
+    pub fn differing_entries<'a>(
+        &'a self,
+        other: &'a ForwardingTables,
+        switch: NodeId,
+    ) -> impl Iterator<Item = (Lid, PortNum, PortNum)> + 'a {
         let (a, b) = (self.table(switch), other.table(switch));
-        (0..a.len().max(b.len()))
-            .filter(|&i| a.get(i).copied().unwrap_or(NO_PORT) != b.get(i).copied().unwrap_or(NO_PORT))
-            .count()
+        (0..a.len().max(b.len())).filter_map(move |i| {
+            let (x, y) = (a.get(i).copied().unwrap_or(NO_PORT), b.get(i).copied().unwrap_or(NO_PORT));
+            (x != y).then_some((Lid(i as u16), x, y))
+        })
+    }
+
+    /// Every differing entry of every switch, in switch then LID order, as
+    /// (switch, LID, ours, theirs).
+    pub fn differences<'a>(
+        &'a self,
+        other: &'a ForwardingTables,
+    ) -> impl Iterator<Item = (NodeId, Lid, PortNum, PortNum)> + 'a {
+        let switches = (0..self.tables.len().max(other.tables.len())).map(|i| NodeId(i as u32));
+        switches.flat_map(move |sw| self.differing_entries(other, sw).map(move |(l, x, y)| (sw, l, x, y)))
+    }
+
+    /// Number of entries of one switch that differ from `other`.
+    pub fn changed_entries(&self, other: &ForwardingTables, switch: NodeId) -> usize {
+        self.differing_entries(other, switch).count()
     }
 
     /// 64-LID blocks of one switch that differ from `other` (the SMPs a

@@ -100,6 +100,8 @@ pub(crate) fn route(
 
 /// Verifies tables (and path SLs): returns (all checks passed, report as
 /// text, report as JSON).
+// Keyword arguments of a Python function, not a Rust API.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (tables, path_sls=None, include_switches=false, credit_loops=true, max_failures=10, per_link=false, sl2vl=None))]
 pub(crate) fn verify_tables(

@@ -8,7 +8,6 @@
 //! average CPU time of all threads).
 
 use ibcloud_fabric::formats::{guid2lid, lfts_dump};
-use ibcloud_fabric::lft::NO_PORT;
 use ibcloud_fabric::{generate, lids};
 use ibcloud_routing::{registry, EngineOptions};
 use std::time::Instant;
@@ -65,19 +64,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(dump) = rest.first() {
         let theirs = lfts_dump::parse(&std::fs::read_to_string(dump)?, dump)?.to_tables(&fabric)?;
         let mut total = 0usize;
-        let mut shown = 0;
-        for sw in fabric.switches() {
-            let (a, b) = (ours.table(sw), theirs.table(sw));
-            for lid in 0..a.len().max(b.len()) {
-                let x = a.get(lid).copied().unwrap_or(NO_PORT);
-                let y = b.get(lid).copied().unwrap_or(NO_PORT);
-                if x != y {
-                    total += 1;
-                    if shown < 20 {
-                        shown += 1;
-                        println!("  {} lid {lid}: ours {x}, opensm {y}", fabric.node(sw).description);
-                    }
-                }
+        for (sw, lid, x, y) in ours.differences(&theirs) {
+            total += 1;
+            if total <= 20 {
+                println!("  {} lid {}: ours {x}, opensm {y}", fabric.node(sw).description, lid.0);
             }
         }
         let entries: usize = fabric.switches().map(|s| ours.table(s).len()).sum();

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ibcloud_fabric::formats::{guid2lid, lfts_dump, read_fabric};
 use ibcloud_fabric::generate::preset;
-use ibcloud_fabric::lft::{ForwardingTables, NO_PORT};
+use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::{Fabric, Guid, Lid};
 use ibcloud_routing::engines::ftree::FtreeEngine;
 use ibcloud_routing::{EngineOptions, RoutingEngine, RoutingError};
@@ -24,17 +24,10 @@ fn fixtures() -> PathBuf {
 fn differences(f: &Fabric, ours: &ForwardingTables, theirs: &ForwardingTables, n: usize) -> (usize, Vec<String>) {
     let mut count = 0;
     let mut shown = Vec::new();
-    for sw in f.switches() {
-        let (a, b) = (ours.table(sw), theirs.table(sw));
-        for lid in 1..a.len().max(b.len()) {
-            let x = a.get(lid).copied().unwrap_or(NO_PORT);
-            let y = b.get(lid).copied().unwrap_or(NO_PORT);
-            if x != y {
-                count += 1;
-                if shown.len() < n {
-                    shown.push(format!("{} lid {lid}: ours {x} theirs {y}", f.node(sw).description));
-                }
-            }
+    for (sw, lid, x, y) in ours.differences(theirs).filter(|(_, lid, _, _)| lid.0 != 0) {
+        count += 1;
+        if shown.len() < n {
+            shown.push(format!("{} lid {}: ours {x} theirs {y}", f.node(sw).description, lid.0));
         }
     }
     (count, shown)

@@ -630,17 +630,10 @@ pub(crate) mod tests {
     ) -> (usize, Vec<(String, u16, u8, u8)>) {
         let mut total = 0;
         let mut first = Vec::new();
-        for sw in fabric.switches() {
-            let (a, b) = (ours.table(sw), theirs.table(sw));
-            for lid in 0..a.len().max(b.len()) {
-                let x = a.get(lid).copied().unwrap_or(NO_PORT);
-                let y = b.get(lid).copied().unwrap_or(NO_PORT);
-                if x != y {
-                    total += 1;
-                    if first.len() < n {
-                        first.push((fabric.node(sw).description.clone(), lid as u16, x, y));
-                    }
-                }
+        for (sw, lid, x, y) in ours.differences(theirs) {
+            total += 1;
+            if first.len() < n {
+                first.push((fabric.node(sw).description.clone(), lid.0, x, y));
             }
         }
         (total, first)

@@ -17,16 +17,10 @@ pub(crate) fn differences(
 ) -> (usize, Vec<String>) {
     let mut count = 0;
     let mut shown = Vec::new();
-    for sw in fabric.switches() {
-        let (a, b) = (ours.table(sw), theirs.table(sw));
-        for lid in 0..a.len().max(b.len()) {
-            let (x, y) = (a.get(lid).copied().unwrap_or(NO_PORT), b.get(lid).copied().unwrap_or(NO_PORT));
-            if x != y {
-                count += 1;
-                if shown.len() < max {
-                    shown.push(format!("{} lid {lid}: ours {x} theirs {y}", fabric.node(sw).description));
-                }
-            }
+    for (sw, lid, x, y) in ours.differences(theirs) {
+        count += 1;
+        if shown.len() < max {
+            shown.push(format!("{} lid {}: ours {x} theirs {y}", fabric.node(sw).description, lid.0));
         }
     }
     (count, shown)
