@@ -17,6 +17,7 @@ pub mod guid2lid;
 pub mod ibnetdiscover;
 pub mod ibsim;
 pub mod lfts_dump;
+pub mod node_order;
 pub mod native;
 pub mod subnet_lst;
 pub(crate) mod text;

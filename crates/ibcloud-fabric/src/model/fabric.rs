@@ -136,6 +136,18 @@ impl Fabric {
         &self.ports[first..=first + n.num_ports as usize]
     }
 
+    /// Index of a port in the fabric's flat port array: a dense, stable id for
+    /// per-port (per directed link) data such as loads. `None` for unknown ports.
+    pub fn port_index(&self, p: PortRef) -> Option<usize> {
+        let n = self.nodes.get(p.node.index())?;
+        (p.port <= n.num_ports).then(|| n.first_port as usize + p.port as usize)
+    }
+
+    /// Length of the flat port array (every node's slots `0..=num_ports`).
+    pub fn num_port_slots(&self) -> usize {
+        self.ports.len()
+    }
+
     /// One port, if the node has it.
     pub fn port(&self, p: PortRef) -> Option<&Port> {
         let n = self.nodes.get(p.node.index())?;

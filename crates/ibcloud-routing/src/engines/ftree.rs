@@ -61,7 +61,7 @@ mod build;
 mod route;
 
 use ibcloud_fabric::lft::ForwardingTables;
-use ibcloud_fabric::{Fabric, Guid};
+use ibcloud_fabric::{Fabric, Guid, Lid};
 
 use crate::engine::{EngineOptions, Routing, RoutingEngine, RoutingError};
 
@@ -81,6 +81,16 @@ impl FtreeEngine {
     /// Configured by `options` (`roots`, `compute_nodes`; `max_vls` is ignored).
     pub fn with_options(options: &EngineOptions) -> Self {
         Self { roots: options.roots.clone(), compute_nodes: options.compute_nodes.clone() }
+    }
+
+    /// OpenSM's compute-node order, as it writes `opensm-ftree-ca-order.dump`:
+    /// leaf switches in index order, on each the LIDs of its compute-node
+    /// ports in down-port-group order, padded with `None` (OpenSM's `DUMMY`
+    /// line) up to the most compute nodes on any leaf. Pattern analyses take
+    /// ranks in this order to see the routing the way ftree laid it out.
+    pub fn ca_order(&self, fabric: &Fabric) -> Result<Vec<Option<Lid>>, RoutingError> {
+        fabric.lid_table().map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
+        Ok(build::Tree::build(fabric, self)?.ca_order())
     }
 
     /// Registry constructor.

@@ -700,6 +700,25 @@ impl Tree {
         self.max_cn_per_leaf = max;
     }
 
+    /// Compute-node LIDs leaf by leaf, `None` padding each leaf to
+    /// `max_cn_per_leaf` (OpenSM's `fabric_dump_hca_ordering`).
+    pub(super) fn ca_order(&self) -> Vec<Option<ibcloud_fabric::Lid>> {
+        let mut out = Vec::new();
+        for &l in &self.leaves {
+            let mut on_leaf = 0;
+            for &g in &self.sw[l as usize].down {
+                let g = &self.groups[g as usize];
+                if g.remote_is_sw || !self.ca_port(g.remote, g.remote_lid).is_some_and(|p| p.is_cn) {
+                    continue;
+                }
+                out.push(Some(ibcloud_fabric::Lid(g.remote_lid)));
+                on_leaf += 1;
+            }
+            out.extend(std::iter::repeat_n(None, self.max_cn_per_leaf.saturating_sub(on_leaf) as usize));
+        }
+        out
+    }
+
     /// The port of CA `ca` with LID `lid`.
     pub(super) fn ca_port(&self, ca: u32, lid: u16) -> Option<&CaPort> {
         self.ca[ca as usize].ports.iter().find(|p| p.lid == lid)
