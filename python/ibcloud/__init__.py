@@ -13,6 +13,7 @@ field; this package wraps it with docs, defaults and conversions, and the
 
 from ibcloud._native import __version__
 from ibcloud.exceptions import (
+    AnalysisError,
     IbcloudError,
     InternalError,
     LidError,
@@ -27,8 +28,11 @@ from ibcloud.generate import FatTreeParams, presets
 from ibcloud.routing import Routing, engines, register_engine, route
 from ibcloud.tables import ForwardingTables, read_guid2lid, read_lfts, write_guid2lid
 from ibcloud.verify import VerifyReport, verify
+from ibcloud.analysis import Analysis, analyze  # noqa: E402  (needs routing and tables)
 
 __all__ = [
+    "Analysis",
+    "AnalysisError",
     "Fabric",
     "FatTreeParams",
     "ForwardingTables",
@@ -42,6 +46,7 @@ __all__ = [
     "UnsupportedError",
     "VerifyReport",
     "__version__",
+    "analyze",
     "engines",
     "format_name",
     "formats",

@@ -8,6 +8,7 @@
     ├── LidError                      LID assignment impossible or LID data inconsistent
     ├── UnsupportedError              a format that cannot do what was asked
     ├── RoutingError                  a fabric an engine cannot route, an unknown engine
+    ├── AnalysisError                 a pattern that does not fit the nodes, unknown endpoints
     └── InternalError                 a bug: the core panicked
 
 File access errors are ordinary :class:`OSError` subclasses
@@ -24,6 +25,7 @@ True
 """
 
 from ibcloud._native import (
+    AnalysisError,
     IbcloudError,
     InternalError,
     LidError,
@@ -34,6 +36,7 @@ from ibcloud._native import (
 )
 
 __all__ = [
+    "AnalysisError",
     "IbcloudError",
     "InternalError",
     "LidError",

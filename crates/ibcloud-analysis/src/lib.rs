@@ -43,7 +43,7 @@ mod run;
 
 pub use endpoints::{Endpoint, Endpoints, Subset};
 pub use error::AnalysisError;
-pub use order::RankOrder;
+pub use order::{run_stream, RankOrder};
 pub use paths::{PathMode, Paths};
 pub use patterns::{Flow, Pattern, PatternInstance, TrafficMatrix, PATTERN_NAMES};
 pub use result::{Analysis, BrokenFlow, LinkLoad, RunStats, Stats};

@@ -8,6 +8,12 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// The random stream of run `run` (public for cross-checks: a run draws its
+/// rank order from it first, then the pattern's own choices).
+pub fn run_stream(seed: u64, run: u64) -> ChaCha8Rng {
+    run_rng(seed, run)
+}
+
 /// The random stream of one run: the seed picks the key, the run the stream,
 /// so runs are independent of each other and of how they are spread over threads.
 pub(crate) fn run_rng(seed: u64, run: u64) -> ChaCha8Rng {
@@ -75,6 +81,10 @@ impl RankOrder {
     }
 
     /// Rank → endpoint position for one run, drawing from `rng` when shuffling.
+    pub fn draw_with(&self, rng: &mut ChaCha8Rng) -> Vec<u32> {
+        self.draw(rng)
+    }
+
     pub(crate) fn draw(&self, rng: &mut ChaCha8Rng) -> Vec<u32> {
         let mut order = Vec::with_capacity(self.len());
         order.extend_from_slice(&self.fixed);

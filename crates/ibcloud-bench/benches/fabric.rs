@@ -11,7 +11,9 @@ use std::time::Duration;
 
 fn configure(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
     let mut g = c.benchmark_group("fabric");
-    g.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
     g
 }
 
@@ -20,7 +22,9 @@ fn generation(c: &mut Criterion) {
     for name in FABRIC_TIERS {
         let params = generate::preset(name).unwrap();
         g.throughput(Throughput::Elements(params.num_compute_nodes()));
-        g.bench_with_input(BenchmarkId::new("generate", name), &params, |b, p| b.iter(|| p.build().unwrap()));
+        g.bench_with_input(BenchmarkId::new("generate", name), &params, |b, p| {
+            b.iter(|| p.build().unwrap())
+        });
     }
     g.finish();
 }
@@ -55,9 +59,11 @@ fn ibnetdiscover_text(c: &mut Criterion) {
                 out
             })
         });
-        g.bench_with_input(BenchmarkId::new("ibnetdiscover-parse", name), &text, |b, t| {
-            b.iter(|| ibnetdiscover::parse(t, "bench.topo").unwrap())
-        });
+        g.bench_with_input(
+            BenchmarkId::new("ibnetdiscover-parse", name),
+            &text,
+            |b, t| b.iter(|| ibnetdiscover::parse(t, "bench.topo").unwrap()),
+        );
     }
     g.finish();
 }

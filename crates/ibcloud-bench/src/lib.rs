@@ -11,5 +11,7 @@ pub const FABRIC_TIERS: [&str; 3] = ["ft648", "ft5832", "ft11664"];
 
 /// Builds a preset fabric, panicking on a bad name (benchmarks only).
 pub fn fabric(preset: &str) -> Fabric {
-    generate::preset(preset).and_then(|p| p.build().map_err(|e| panic!("{e}"))).expect("known preset")
+    generate::preset(preset)
+        .and_then(|p| p.build().map_err(|e| panic!("{e}")))
+        .expect("known preset")
 }

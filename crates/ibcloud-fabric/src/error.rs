@@ -151,7 +151,13 @@ pub struct ParseError {
 impl ParseError {
     /// Builds an error for `file:line`.
     pub fn new(file: &str, line: usize, problem: impl Into<String>) -> Self {
-        Self { location: Location { file: file.to_owned(), line }, problem: problem.into() }
+        Self {
+            location: Location {
+                file: file.to_owned(),
+                line,
+            },
+            problem: problem.into(),
+        }
     }
 }
 
@@ -184,7 +190,10 @@ pub enum FabricError {
 impl FabricError {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Self::Io { path: path.into(), source }
+        Self::Io {
+            path: path.into(),
+            source,
+        }
     }
 }
 

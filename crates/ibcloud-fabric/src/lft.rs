@@ -24,7 +24,17 @@ impl ForwardingTables {
     /// Empty tables of `blocks` 64-LID blocks per switch.
     pub fn with_blocks(fabric: &Fabric, blocks: usize) -> Self {
         let len = blocks.min(768) * Lid::PER_LFT_BLOCK;
-        let tables = fabric.nodes().iter().map(|n| if n.is_switch() { vec![NO_PORT; len] } else { Vec::new() }).collect();
+        let tables = fabric
+            .nodes()
+            .iter()
+            .map(|n| {
+                if n.is_switch() {
+                    vec![NO_PORT; len]
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
         Self { tables }
     }
 
@@ -40,13 +50,18 @@ impl ForwardingTables {
 
     /// Output port for `lid` at `switch`, or `None` if unset or out of range.
     pub fn get(&self, switch: NodeId, lid: Lid) -> Option<PortNum> {
-        self.table(switch).get(lid.0 as usize).copied().filter(|&p| p != NO_PORT)
+        self.table(switch)
+            .get(lid.0 as usize)
+            .copied()
+            .filter(|&p| p != NO_PORT)
     }
 
     /// Sets one entry, growing the table in whole blocks if needed.
     /// Returns false if `switch` is not a switch slot or `lid` is beyond 0xBFFF.
     pub fn set(&mut self, switch: NodeId, lid: Lid, port: PortNum) -> bool {
-        let Some(t) = self.tables.get_mut(switch.index()) else { return false };
+        let Some(t) = self.tables.get_mut(switch.index()) else {
+            return false;
+        };
         if t.is_empty() || lid.0 > Lid::UNICAST_MAX.0 {
             return false;
         }
@@ -79,7 +94,11 @@ impl ForwardingTables {
             .collect();
         fabric
             .switches()
-            .map(|sw| lids.iter().filter(|&&l| self.get(sw, Lid(l)).is_none()).count())
+            .map(|sw| {
+                lids.iter()
+                    .filter(|&&l| self.get(sw, Lid(l)).is_none())
+                    .count()
+            })
             .sum()
     }
 
@@ -92,7 +111,10 @@ impl ForwardingTables {
     ) -> impl Iterator<Item = (Lid, PortNum, PortNum)> + 'a {
         let (a, b) = (self.table(switch), other.table(switch));
         (0..a.len().max(b.len())).filter_map(move |i| {
-            let (x, y) = (a.get(i).copied().unwrap_or(NO_PORT), b.get(i).copied().unwrap_or(NO_PORT));
+            let (x, y) = (
+                a.get(i).copied().unwrap_or(NO_PORT),
+                b.get(i).copied().unwrap_or(NO_PORT),
+            );
             (x != y).then_some((Lid(i as u16), x, y))
         })
     }
@@ -104,7 +126,10 @@ impl ForwardingTables {
         other: &'a ForwardingTables,
     ) -> impl Iterator<Item = (NodeId, Lid, PortNum, PortNum)> + 'a {
         let switches = (0..self.tables.len().max(other.tables.len())).map(|i| NodeId(i as u32));
-        switches.flat_map(move |sw| self.differing_entries(other, sw).map(move |(l, x, y)| (sw, l, x, y)))
+        switches.flat_map(move |sw| {
+            self.differing_entries(other, sw)
+                .map(move |(l, x, y)| (sw, l, x, y))
+        })
     }
 
     /// Number of entries of one switch that differ from `other`.

@@ -33,5 +33,6 @@ pub mod summary;
 pub use error::{FabricError, LidError, Location, ParseError, Result, TopologyError};
 pub use ids::{Guid, Lid, NodeId, PortNum, PortRef};
 pub use model::{
-    Fabric, FabricBuilder, Link, LinkRate, LinkSpeed, LinkWidth, Node, NodeKind, NodeSpec, Port, PortState,
+    Fabric, FabricBuilder, Link, LinkRate, LinkSpeed, LinkWidth, Node, NodeKind, NodeSpec, Port,
+    PortState,
 };

@@ -46,7 +46,11 @@ pub struct LidOptions {
 
 impl Default for LidOptions {
     fn default() -> Self {
-        Self { policy: LidPolicy::Packed, lmc: 0, lmc_esp0: false }
+        Self {
+            policy: LidPolicy::Packed,
+            lmc: 0,
+            lmc_esp0: false,
+        }
     }
 }
 
@@ -59,11 +63,15 @@ struct FreeRanges {
 
 impl FreeRanges {
     fn new() -> Self {
-        Self { free: BTreeMap::from([(Lid::UNICAST_MIN.0 as u32, Lid::UNICAST_MAX.0 as u32)]) }
+        Self {
+            free: BTreeMap::from([(Lid::UNICAST_MIN.0 as u32, Lid::UNICAST_MAX.0 as u32)]),
+        }
     }
 
     fn take_exact(&mut self, start: u32, len: u32) -> bool {
-        let Some((&s, &e)) = self.free.range(..=start).next_back() else { return false };
+        let Some((&s, &e)) = self.free.range(..=start).next_back() else {
+            return false;
+        };
         if start + len - 1 > e {
             return false;
         }
@@ -106,7 +114,11 @@ pub fn assign_lids(fabric: &mut Fabric, options: &LidOptions) -> Result<(), Fabr
             let pr = PortRef::new(id, p);
             let reachable = node.is_switch() || fabric.remote(pr).is_some();
             if reachable {
-                let lmc = if node.is_switch() && !options.lmc_esp0 { 0 } else { options.lmc };
+                let lmc = if node.is_switch() && !options.lmc_esp0 {
+                    0
+                } else {
+                    options.lmc
+                };
                 wanted.push((pr, 1u32 << lmc));
             }
         }
@@ -132,8 +144,13 @@ pub fn assign_lids(fabric: &mut Fabric, options: &LidOptions) -> Result<(), Fabr
         let mut owner: HashMap<u32, PortRef> = HashMap::new();
         for &(pr, span) in &wanted {
             let guid = fabric.port(pr).map(|p| p.guid).unwrap_or_default();
-            let Some(&(lo, hi)) = map.get(&guid) else { continue };
-            let ok = lo.is_unicast() && hi.0 >= lo.0 && (hi.0 - lo.0 + 1) as u32 == span && (lo.0 as u32).is_multiple_of(span);
+            let Some(&(lo, hi)) = map.get(&guid) else {
+                continue;
+            };
+            let ok = lo.is_unicast()
+                && hi.0 >= lo.0
+                && (hi.0 - lo.0 + 1) as u32 == span
+                && (lo.0 as u32).is_multiple_of(span);
             if !ok {
                 continue; // OpenSM discards a cached range that no longer fits the LMC.
             }
@@ -155,7 +172,9 @@ pub fn assign_lids(fabric: &mut Fabric, options: &LidOptions) -> Result<(), Fabr
         if assigned.contains_key(&pr) {
             continue;
         }
-        let lid = free.take_aligned(span).ok_or(LidError::Exhausted { needed })?;
+        let lid = free
+            .take_aligned(span)
+            .ok_or(LidError::Exhausted { needed })?;
         assigned.insert(pr, lid);
     }
     for (pr, span) in wanted {
@@ -169,7 +188,15 @@ pub fn assign_lids(fabric: &mut Fabric, options: &LidOptions) -> Result<(), Fabr
 pub fn guid2lid_of(fabric: &Fabric) -> Guid2Lid {
     fabric
         .lid_ports()
-        .map(|(_, p)| (p.guid, (p.lid, Lid(p.lid.0.saturating_add((1u16 << p.lmc.min(15)) - 1)))))
+        .map(|(_, p)| {
+            (
+                p.guid,
+                (
+                    p.lid,
+                    Lid(p.lid.0.saturating_add((1u16 << p.lmc.min(15)) - 1)),
+                ),
+            )
+        })
         .collect()
 }
 
@@ -181,19 +208,46 @@ mod tests {
     fn two_switch_fabric() -> Fabric {
         // The ibsim example net: 2 switches, 4 HCAs.
         let mut b = FabricBuilder::new();
-        let s1 = b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x200000), 8, "Switch1")).unwrap();
-        let s2 = b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x200001), 8, "Switch2")).unwrap();
+        let s1 = b
+            .add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x200000),
+                8,
+                "Switch1",
+            ))
+            .unwrap();
+        let s2 = b
+            .add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x200001),
+                8,
+                "Switch2",
+            ))
+            .unwrap();
         let hcas: Vec<_> = [0x100000u64, 0x100003, 0x100006, 0x100009]
             .iter()
             .enumerate()
-            .map(|(i, &g)| b.add_node(NodeSpec::new(NodeKind::Ca, Guid(g), 2, format!("Hca{}", i + 1))).unwrap())
+            .map(|(i, &g)| {
+                b.add_node(NodeSpec::new(
+                    NodeKind::Ca,
+                    Guid(g),
+                    2,
+                    format!("Hca{}", i + 1),
+                ))
+                .unwrap()
+            })
             .collect();
         let r = LinkRate::default();
-        b.connect(PortRef::new(s1, 1), PortRef::new(hcas[0], 1), r).unwrap();
-        b.connect(PortRef::new(s2, 1), PortRef::new(hcas[1], 1), r).unwrap();
-        b.connect(PortRef::new(s1, 2), PortRef::new(hcas[2], 1), r).unwrap();
-        b.connect(PortRef::new(s2, 2), PortRef::new(hcas[3], 1), r).unwrap();
-        b.connect(PortRef::new(s1, 3), PortRef::new(s2, 3), r).unwrap();
+        b.connect(PortRef::new(s1, 1), PortRef::new(hcas[0], 1), r)
+            .unwrap();
+        b.connect(PortRef::new(s2, 1), PortRef::new(hcas[1], 1), r)
+            .unwrap();
+        b.connect(PortRef::new(s1, 2), PortRef::new(hcas[2], 1), r)
+            .unwrap();
+        b.connect(PortRef::new(s2, 2), PortRef::new(hcas[3], 1), r)
+            .unwrap();
+        b.connect(PortRef::new(s1, 3), PortRef::new(s2, 3), r)
+            .unwrap();
         b.build()
     }
 
@@ -202,11 +256,24 @@ mod tests {
         // fixtures/interop/guid2lid: OpenSM 3.3.23 with the SM on Switch2.
         let mut f = two_switch_fabric();
         let sm = PortRef::new(f.node_by_guid(Guid(0x200001)).unwrap(), 0);
-        assign_lids(&mut f, &LidOptions { policy: LidPolicy::OpenSm { sm_port: Some(sm) }, ..Default::default() })
-            .unwrap();
+        assign_lids(
+            &mut f,
+            &LidOptions {
+                policy: LidPolicy::OpenSm { sm_port: Some(sm) },
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let lid = |g: u64| f.node_lid(f.node_by_guid(Guid(g)).unwrap()).0;
         assert_eq!(
-            [lid(0x200001), lid(0x200000), lid(0x100000), lid(0x100003), lid(0x100006), lid(0x100009)],
+            [
+                lid(0x200001),
+                lid(0x200000),
+                lid(0x100000),
+                lid(0x100003),
+                lid(0x100006),
+                lid(0x100009)
+            ],
             [1, 2, 3, 4, 5, 6]
         );
     }
@@ -214,7 +281,14 @@ mod tests {
     #[test]
     fn lmc_ranges_are_aligned_and_switches_fill_holes() {
         let mut f = two_switch_fabric();
-        assign_lids(&mut f, &LidOptions { lmc: 2, ..Default::default() }).unwrap();
+        assign_lids(
+            &mut f,
+            &LidOptions {
+                lmc: 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let table = f.lid_table().unwrap();
         for (_, p) in f.lid_ports() {
             assert_eq!(p.lid.0 % (1 << p.lmc), 0);
@@ -229,7 +303,10 @@ mod tests {
         let mut f = two_switch_fabric();
         let mut map = Guid2Lid::new();
         map.insert(Guid(0x100001), (Lid(40), Lid(40)));
-        let opts = LidOptions { policy: LidPolicy::Guid2Lid { map, sm_port: None }, ..Default::default() };
+        let opts = LidOptions {
+            policy: LidPolicy::Guid2Lid { map, sm_port: None },
+            ..Default::default()
+        };
         assign_lids(&mut f, &opts).unwrap();
         assert_eq!(f.node_lid(f.node_by_guid(Guid(0x100000)).unwrap()), Lid(40));
         assert!(f.lid_table().is_ok());
@@ -239,21 +316,50 @@ mod tests {
     #[test]
     fn running_out_of_lids_is_an_error() {
         let mut f = two_switch_fabric();
-        let err = assign_lids(&mut f, &LidOptions { lmc: 7, ..Default::default() });
+        let err = assign_lids(
+            &mut f,
+            &LidOptions {
+                lmc: 7,
+                ..Default::default()
+            },
+        );
         assert!(err.is_ok(), "4 x 128 + 2 fits");
         let mut b = FabricBuilder::new();
         let mut prev = None;
         for i in 0..400u64 {
-            let s = b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x1000 + i), 3, format!("s{i}"))).unwrap();
-            let c = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x9000_0000 + i * 16), 1, format!("c{i}"))).unwrap();
-            b.connect(PortRef::new(s, 1), PortRef::new(c, 1), LinkRate::default()).unwrap();
+            let s = b
+                .add_node(NodeSpec::new(
+                    NodeKind::Switch,
+                    Guid(0x1000 + i),
+                    3,
+                    format!("s{i}"),
+                ))
+                .unwrap();
+            let c = b
+                .add_node(NodeSpec::new(
+                    NodeKind::Ca,
+                    Guid(0x9000_0000 + i * 16),
+                    1,
+                    format!("c{i}"),
+                ))
+                .unwrap();
+            b.connect(PortRef::new(s, 1), PortRef::new(c, 1), LinkRate::default())
+                .unwrap();
             if let Some(p) = prev {
-                b.connect(PortRef::new(p, 2), PortRef::new(s, 3), LinkRate::default()).unwrap();
+                b.connect(PortRef::new(p, 2), PortRef::new(s, 3), LinkRate::default())
+                    .unwrap();
             }
             prev = Some(s);
         }
         let mut f = b.build();
-        let err = assign_lids(&mut f, &LidOptions { lmc: 7, ..Default::default() }).unwrap_err();
+        let err = assign_lids(
+            &mut f,
+            &LidOptions {
+                lmc: 7,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("49151"), "{err}");
     }
 }

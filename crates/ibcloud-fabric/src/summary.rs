@@ -75,7 +75,10 @@ pub fn summarize(fabric: &Fabric) -> Summary {
     levels.sort_by_key(|l| l.rank.map_or(u16::MAX, u16::from));
     let mut link_rates = BTreeMap::new();
     for l in fabric.links() {
-        let rate = fabric.port(l.a).map(|p| p.rate.to_string()).unwrap_or_default();
+        let rate = fabric
+            .port(l.a)
+            .map(|p| p.rate.to_string())
+            .unwrap_or_default();
         *link_rates.entry(rate).or_insert(0) += 1;
     }
     let switches = fabric.count(NodeKind::Switch);
@@ -101,11 +104,18 @@ mod tests {
 
     #[test]
     fn lft_blocks_of_the_36_port_trees_match_paper_ii_table_i() {
-        for (name, lids, blocks, smps) in
-            [("ft324", 360, 6, 216), ("ft648", 702, 11, 594), ("ft5832", 6804, 107, 104_004), ("ft11664", 13_284, 208, 336_960)]
-        {
+        for (name, lids, blocks, smps) in [
+            ("ft324", 360, 6, 216),
+            ("ft648", 702, 11, 594),
+            ("ft5832", 6804, 107, 104_004),
+            ("ft11664", 13_284, 208, 336_960),
+        ] {
             let s = summarize(&preset(name).unwrap().build().unwrap());
-            assert_eq!((s.lids_used, s.lft_blocks_per_switch, s.full_lft_smps), (lids, blocks, smps), "{name}");
+            assert_eq!(
+                (s.lids_used, s.lft_blocks_per_switch, s.full_lft_smps),
+                (lids, blocks, smps),
+                "{name}"
+            );
         }
     }
 
@@ -113,12 +123,20 @@ mod tests {
     fn levels_are_reported_roots_first_and_inferred_ranks_agree() {
         let mut f = preset("ft5832").unwrap().build().unwrap();
         let s = summarize(&f);
-        assert_eq!(s.levels.iter().map(|l| (l.rank, l.switches)).collect::<Vec<_>>(),
-                   vec![(Some(0), 324), (Some(1), 324), (Some(2), 324)]);
+        assert_eq!(
+            s.levels
+                .iter()
+                .map(|l| (l.rank, l.switches))
+                .collect::<Vec<_>>(),
+            vec![(Some(0), 324), (Some(1), 324), (Some(2), 324)]
+        );
         assert_eq!(s.levels[0].switch_links, (18, 18));
         assert_eq!(s.levels[2].ca_links, (18, 18));
         let generated: Vec<_> = f.nodes().iter().map(|n| n.rank).collect();
         f.infer_ranks();
-        assert_eq!(generated, f.nodes().iter().map(|n| n.rank).collect::<Vec<_>>());
+        assert_eq!(
+            generated,
+            f.nodes().iter().map(|n| n.rank).collect::<Vec<_>>()
+        );
     }
 }

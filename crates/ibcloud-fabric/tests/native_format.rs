@@ -59,7 +59,11 @@ fn errors_name_the_file() {
     let (_, _, bytes) = sample();
     let err = native::decode(&bytes[..bytes.len() - 3], "cut.ibcf").unwrap_err();
     assert!(matches!(err, FabricError::Parse(_)));
-    assert!(err.to_string().starts_with("cut.ibcf: truncated or corrupt payload"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("cut.ibcf: truncated or corrupt payload"),
+        "{err}"
+    );
 }
 
 proptest! {
@@ -130,6 +134,15 @@ fn ft11664_generate_write_read_timing() {
     let back = native::decode(&bytes, "ft11664.ibcf").unwrap();
     let t6 = Instant::now();
     assert!(back.tables.is_some());
-    println!("ft11664 with full tables: {} bytes; write {:.1} ms, read {:.1} ms", bytes.len(), ms(t4, t5), ms(t5, t6));
-    assert!(ms(t0, t3) < 500.0, "generate + write + read took {:.1} ms", ms(t0, t3));
+    println!(
+        "ft11664 with full tables: {} bytes; write {:.1} ms, read {:.1} ms",
+        bytes.len(),
+        ms(t4, t5),
+        ms(t5, t6)
+    );
+    assert!(
+        ms(t0, t3) < 500.0,
+        "generate + write + read took {:.1} ms",
+        ms(t0, t3)
+    );
 }

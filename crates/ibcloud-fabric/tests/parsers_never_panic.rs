@@ -17,7 +17,9 @@ fn samples() -> &'static [String] {
             include_str!("../../../fixtures/interop/ibnetdiscover-example.txt").to_owned(),
         ];
         let small = preset("4-ary-2-full").unwrap().build().unwrap();
-        let parallel = FatTreeParams::pgft(&[2, 2], &[1, 2], &[1, 2]).build().unwrap();
+        let parallel = FatTreeParams::pgft(&[2, 2], &[1, 2], &[1, 2])
+            .build()
+            .unwrap();
         for f in [&small, &parallel] {
             let mut topo = Vec::new();
             ibnetdiscover::write(f, &mut topo).unwrap();
@@ -32,18 +34,26 @@ fn samples() -> &'static [String] {
 
 /// Whether `msg` is `name:N: problem` with N ≥ 1.
 fn names_file_and_line(msg: &str, name: &str) -> bool {
-    let Some(rest) = msg.strip_prefix(name).and_then(|r| r.strip_prefix(':')) else { return false };
+    let Some(rest) = msg.strip_prefix(name).and_then(|r| r.strip_prefix(':')) else {
+        return false;
+    };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && rest[digits..].starts_with(": ") && rest[..digits].parse::<usize>().is_ok_and(|n| n >= 1)
+    digits > 0
+        && rest[digits..].starts_with(": ")
+        && rest[..digits].parse::<usize>().is_ok_and(|n| n >= 1)
 }
 
 fn check_both(text: &str) -> Result<(), TestCaseError> {
     type Parser = fn(&str, &str) -> Result<Fabric, ibcloud_fabric::FabricError>;
-    let parsers: [(&str, Parser); 2] = [("in.topo", ibnetdiscover::parse), ("in.net", ibsim::parse)];
+    let parsers: [(&str, Parser); 2] =
+        [("in.topo", ibnetdiscover::parse), ("in.net", ibsim::parse)];
     for (name, parse) in parsers {
         if let Err(e) = parse(text, name) {
             let msg = e.to_string();
-            prop_assert!(names_file_and_line(&msg, name), "error without file:line: {msg}");
+            prop_assert!(
+                names_file_and_line(&msg, name),
+                "error without file:line: {msg}"
+            );
         }
     }
     Ok(())
@@ -120,7 +130,8 @@ const TOKENS: &[&str] = &[
 ];
 
 fn mutation() -> impl Strategy<Value = Mutation> {
-    let fragment = proptest::collection::vec(proptest::sample::select(TOKENS), 0..8).prop_map(|t| t.concat());
+    let fragment =
+        proptest::collection::vec(proptest::sample::select(TOKENS), 0..8).prop_map(|t| t.concat());
     prop_oneof![
         any::<usize>().prop_map(Mutation::DeleteLine),
         any::<usize>().prop_map(Mutation::DuplicateLine),
@@ -191,7 +202,10 @@ fn apply(text: &str, mutations: &[Mutation]) -> String {
 #[test]
 fn the_samples_are_valid() {
     for s in samples() {
-        ibnetdiscover::parse(s, "s").map(|_| ()).or_else(|_| ibsim::parse(s, "s").map(|_| ())).unwrap();
+        ibnetdiscover::parse(s, "s")
+            .map(|_| ())
+            .or_else(|_| ibsim::parse(s, "s").map(|_| ()))
+            .unwrap();
         ibsim::parse(s, "s").unwrap();
     }
 }

@@ -7,12 +7,14 @@
 //! | `FabricError::Lid` | `LidError` |
 //! | `FabricError::Unsupported` | `UnsupportedError` |
 //! | `RoutingError` (any) | `RoutingError` |
+//! | `AnalysisError` (any) | `AnalysisError` |
 //! | `FabricError::Io` | `OSError` with errno and file name, so Python picks the subclass (`FileNotFoundError`, `PermissionError`, …) |
 //! | a panic in the core | `InternalError` |
 //!
 //! All but `OSError` derive from `IbcloudError`.
 
 use crate::exceptions as exc;
+use ibcloud_analysis::AnalysisError;
 use ibcloud_fabric::{FabricError, LidError, ParseError, TopologyError};
 use ibcloud_routing::RoutingError;
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError};
@@ -28,6 +30,8 @@ pub(crate) enum PyIbcloudErr {
     Fabric(FabricError),
     /// Any error of `ibcloud-routing`.
     Routing(RoutingError),
+    /// Any error of `ibcloud-analysis`.
+    Analysis(AnalysisError),
     /// The core panicked: a bug, reported instead of unwinding into Python.
     Internal(String),
 }
@@ -41,6 +45,12 @@ impl From<FabricError> for PyIbcloudErr {
 impl From<RoutingError> for PyIbcloudErr {
     fn from(e: RoutingError) -> Self {
         Self::Routing(e)
+    }
+}
+
+impl From<AnalysisError> for PyIbcloudErr {
+    fn from(e: AnalysisError) -> Self {
+        Self::Analysis(e)
     }
 }
 
@@ -71,12 +81,17 @@ impl From<PyIbcloudErr> for PyErr {
                     Err(setup) => setup,
                 })
             }
-            PyIbcloudErr::Fabric(FabricError::Topology(e)) => exc::TopologyError::new_err(e.to_string()),
+            PyIbcloudErr::Fabric(FabricError::Topology(e)) => {
+                exc::TopologyError::new_err(e.to_string())
+            }
             PyIbcloudErr::Fabric(FabricError::Lid(e)) => exc::LidError::new_err(e.to_string()),
-            PyIbcloudErr::Fabric(FabricError::Unsupported(msg)) => exc::UnsupportedError::new_err(msg),
+            PyIbcloudErr::Fabric(FabricError::Unsupported(msg)) => {
+                exc::UnsupportedError::new_err(msg)
+            }
             PyIbcloudErr::Fabric(FabricError::Io { path, source }) => os_error(&path, &source),
             PyIbcloudErr::Fabric(other) => exc::IbcloudError::new_err(other.to_string()),
             PyIbcloudErr::Routing(e) => exc::RoutingError::new_err(e.to_string()),
+            PyIbcloudErr::Analysis(e) => exc::AnalysisError::new_err(e.to_string()),
             PyIbcloudErr::Internal(msg) => exc::InternalError::new_err(msg),
         }
     }
@@ -89,10 +104,15 @@ fn os_error(path: &Path, source: &io::Error) -> PyErr {
     match source.raw_os_error() {
         Some(code) => {
             let text = source.to_string();
-            let strerror = text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_owned();
+            let strerror = text
+                .strip_suffix(&format!(" (os error {code})"))
+                .unwrap_or(&text)
+                .to_owned();
             PyOSError::new_err((code, strerror, file))
         }
-        None if source.kind() == io::ErrorKind::NotFound => PyFileNotFoundError::new_err(format!("{file}: {source}")),
+        None if source.kind() == io::ErrorKind::NotFound => {
+            PyFileNotFoundError::new_err(format!("{file}: {source}"))
+        }
         None => PyOSError::new_err(format!("{file}: {source}")),
     }
 }

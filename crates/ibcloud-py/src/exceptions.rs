@@ -38,6 +38,12 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     ibcloud.exceptions,
+    AnalysisError,
+    IbcloudError,
+    "Inputs a congestion analysis cannot run on: a pattern that needs another node count, unknown endpoints, bad options."
+);
+pyo3::create_exception!(
+    ibcloud.exceptions,
     InternalError,
     IbcloudError,
     "A bug in ibcloud: the Rust core panicked. Please report it with the input that caused it."
@@ -50,10 +56,16 @@ static PARSE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// is made by calling `type()` with both.
 pub(crate) fn parse_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     let ty = PARSE_ERROR.get_or_try_init(py, || -> PyResult<Py<PyType>> {
-        let bases = PyTuple::new(py, [py.get_type::<IbcloudError>(), py.get_type::<PyValueError>()])?;
+        let bases = PyTuple::new(
+            py,
+            [py.get_type::<IbcloudError>(), py.get_type::<PyValueError>()],
+        )?;
         let dict = PyDict::new(py);
         dict.set_item("__module__", "ibcloud.exceptions")?;
-        dict.set_item("__doc__", "Malformed or inconsistent file content, reported as `file:line: problem`.")?;
+        dict.set_item(
+            "__doc__",
+            "Malformed or inconsistent file content, reported as `file:line: problem`.",
+        )?;
         let ty = py.get_type::<PyType>().call1(("ParseError", bases, dict))?;
         Ok(ty.cast_into::<PyType>()?.unbind())
     })?;
@@ -67,6 +79,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LidError", py.get_type::<LidError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("RoutingError", py.get_type::<RoutingError>())?;
+    m.add("AnalysisError", py.get_type::<AnalysisError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("ParseError", parse_error(py)?)?;
     Ok(())

@@ -73,7 +73,10 @@ impl PyFabric {
     /// True when every switch carries an OpenSM rank.
     #[getter]
     fn ranked(&self) -> bool {
-        self.inner.nodes().iter().all(|n| !n.is_switch() || n.rank.is_some())
+        self.inner
+            .nodes()
+            .iter()
+            .all(|n| !n.is_switch() || n.rank.is_some())
     }
 
     /// Sets OpenSM-style ranks (roots 0, leaves highest) on every switch from
@@ -93,13 +96,33 @@ impl PyFabric {
         let nodes = f.nodes();
         let cols = PyDict::new(py);
         cols.set_item("id", f.iter_nodes().map(|(id, _)| id.0).collect::<Vec<_>>())?;
-        cols.set_item("kind", nodes.iter().map(|n| n.kind.as_str()).collect::<Vec<_>>())?;
+        cols.set_item(
+            "kind",
+            nodes.iter().map(|n| n.kind.as_str()).collect::<Vec<_>>(),
+        )?;
         cols.set_item("guid", nodes.iter().map(|n| n.guid.0).collect::<Vec<_>>())?;
-        cols.set_item("description", nodes.iter().map(|n| n.description.as_str()).collect::<Vec<_>>())?;
+        cols.set_item(
+            "description",
+            nodes
+                .iter()
+                .map(|n| n.description.as_str())
+                .collect::<Vec<_>>(),
+        )?;
         // Vec<u8> would become `bytes` in Python: widen port numbers.
-        cols.set_item("num_ports", nodes.iter().map(|n| u32::from(n.num_ports)).collect::<Vec<_>>())?;
+        cols.set_item(
+            "num_ports",
+            nodes
+                .iter()
+                .map(|n| u32::from(n.num_ports))
+                .collect::<Vec<_>>(),
+        )?;
         cols.set_item("rank", nodes.iter().map(|n| n.rank).collect::<Vec<_>>())?;
-        cols.set_item("lid", f.iter_nodes().map(|(id, _)| f.node_lid(id).0).collect::<Vec<_>>())?;
+        cols.set_item(
+            "lid",
+            f.iter_nodes()
+                .map(|(id, _)| f.node_lid(id).0)
+                .collect::<Vec<_>>(),
+        )?;
         Ok(cols)
     }
 
@@ -108,11 +131,30 @@ impl PyFabric {
         let f = &self.inner;
         let links: Vec<_> = f.links().collect();
         let cols = PyDict::new(py);
-        cols.set_item("node_a", links.iter().map(|l| l.a.node.0).collect::<Vec<_>>())?;
-        cols.set_item("port_a", links.iter().map(|l| u32::from(l.a.port)).collect::<Vec<_>>())?;
-        cols.set_item("node_b", links.iter().map(|l| l.b.node.0).collect::<Vec<_>>())?;
-        cols.set_item("port_b", links.iter().map(|l| u32::from(l.b.port)).collect::<Vec<_>>())?;
-        let rate = |l: &ibcloud_fabric::Link| f.port(l.a).map(|p| p.rate.to_string()).unwrap_or_default();
+        cols.set_item(
+            "node_a",
+            links.iter().map(|l| l.a.node.0).collect::<Vec<_>>(),
+        )?;
+        cols.set_item(
+            "port_a",
+            links
+                .iter()
+                .map(|l| u32::from(l.a.port))
+                .collect::<Vec<_>>(),
+        )?;
+        cols.set_item(
+            "node_b",
+            links.iter().map(|l| l.b.node.0).collect::<Vec<_>>(),
+        )?;
+        cols.set_item(
+            "port_b",
+            links
+                .iter()
+                .map(|l| u32::from(l.b.port))
+                .collect::<Vec<_>>(),
+        )?;
+        let rate =
+            |l: &ibcloud_fabric::Link| f.port(l.a).map(|p| p.rate.to_string()).unwrap_or_default();
         cols.set_item("rate", links.iter().map(rate).collect::<Vec<_>>())?;
         Ok(cols)
     }

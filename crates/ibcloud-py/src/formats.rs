@@ -10,7 +10,8 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use std::path::PathBuf;
 
 fn parse_format(name: &str) -> Result<Format, PyIbcloudErr> {
-    name.parse().map_err(|msg| FabricError::Unsupported(msg).into())
+    name.parse()
+        .map_err(|msg| FabricError::Unsupported(msg).into())
 }
 
 fn parse_optional(name: Option<&str>) -> Result<Option<Format>, PyIbcloudErr> {
@@ -46,7 +47,11 @@ pub(crate) fn format_name(name: &str) -> PyResult<&'static str> {
 /// Reads a fabric; without `format`, guesses from the name, then the content.
 #[pyfunction]
 #[pyo3(signature = (path, format=None))]
-pub(crate) fn read_fabric(py: Python<'_>, path: PathBuf, format: Option<&str>) -> PyResult<PyFabric> {
+pub(crate) fn read_fabric(
+    py: Python<'_>,
+    path: PathBuf,
+    format: Option<&str>,
+) -> PyResult<PyFabric> {
     let format = parse_optional(format)?;
     Ok(detached(py, || fabric_formats::read_fabric(&path, format))?.into())
 }
@@ -54,22 +59,38 @@ pub(crate) fn read_fabric(py: Python<'_>, path: PathBuf, format: Option<&str>) -
 /// Writes a fabric; without `format`, chooses from the file name.
 #[pyfunction]
 #[pyo3(signature = (fabric, path, format=None))]
-pub(crate) fn write_fabric(py: Python<'_>, fabric: &PyFabric, path: PathBuf, format: Option<&str>) -> PyResult<()> {
+pub(crate) fn write_fabric(
+    py: Python<'_>,
+    fabric: &PyFabric,
+    path: PathBuf,
+    format: Option<&str>,
+) -> PyResult<()> {
     let format = parse_optional(format)?;
-    Ok(detached(py, || fabric_formats::write_fabric(&fabric.inner, &path, format))?)
+    Ok(detached(py, || {
+        fabric_formats::write_fabric(&fabric.inner, &path, format)
+    })?)
 }
 
 /// Parses a fabric from bytes; `file` names the source in error messages.
 #[pyfunction]
 #[pyo3(signature = (data, format, file="<input>"))]
-pub(crate) fn parse_fabric(py: Python<'_>, data: &[u8], format: &str, file: &str) -> PyResult<PyFabric> {
+pub(crate) fn parse_fabric(
+    py: Python<'_>,
+    data: &[u8],
+    format: &str,
+    file: &str,
+) -> PyResult<PyFabric> {
     let format = parse_format(format)?;
     Ok(detached(py, || fabric_formats::parse_fabric(data, file, format))?.into())
 }
 
 /// Serialises a fabric to bytes.
 #[pyfunction]
-pub(crate) fn render_fabric<'py>(py: Python<'py>, fabric: &PyFabric, format: &str) -> PyResult<Bound<'py, PyBytes>> {
+pub(crate) fn render_fabric<'py>(
+    py: Python<'py>,
+    fabric: &PyFabric,
+    format: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
     let format = parse_format(format)?;
     let bytes = detached(py, || fabric_formats::render_fabric(&fabric.inner, format))?;
     Ok(PyBytes::new(py, &bytes))

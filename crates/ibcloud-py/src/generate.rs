@@ -26,7 +26,11 @@ impl PyFatTreeParams {
 
     fn level(&self, i: usize) -> Result<usize, PyIbcloudErr> {
         if i > self.inner.h {
-            return Err(TopologyError::InvalidParameters(format!("level {i} is above the roots (h = {})", self.inner.h)).into());
+            return Err(TopologyError::InvalidParameters(format!(
+                "level {i} is above the roots (h = {})",
+                self.inner.h
+            ))
+            .into());
         }
         Ok(i)
     }
@@ -70,7 +74,10 @@ impl PyFatTreeParams {
     #[staticmethod]
     fn k_ary_n_tree(k: u32, n: usize) -> PyResult<Self> {
         if k == 0 || n == 0 || k > 127 {
-            return Err(bad(format!("{k}-ary-{n}-tree: k must be 1 to 127 and n at least 1")).into());
+            return Err(bad(format!(
+                "{k}-ary-{n}-tree: k must be 1 to 127 and n at least 1"
+            ))
+            .into());
         }
         Ok(Self::checked(FatTreeParams::k_ary_n_tree(k, n))?)
     }
@@ -82,7 +89,9 @@ impl PyFatTreeParams {
 
     /// The same tree with every link at `rate` (`4xQDR`, `4xEDR`, …).
     fn with_rate(&self, rate: &str) -> PyResult<Self> {
-        Ok(Self { inner: self.inner.clone().with_rate(parse_rate(rate)?) })
+        Ok(Self {
+            inner: self.inner.clone().with_rate(parse_rate(rate)?),
+        })
     }
 
     /// Switch levels.
@@ -153,8 +162,14 @@ impl PyFatTreeParams {
     }
 
     fn __repr__(&self) -> String {
-        let radix = self.inner.radix.map_or("None".to_owned(), |r| r.to_string());
-        format!("FatTreeParams('{}', radix={radix}, rate='{}')", self.inner, self.inner.rate)
+        let radix = self
+            .inner
+            .radix
+            .map_or("None".to_owned(), |r| r.to_string());
+        format!(
+            "FatTreeParams('{}', radix={radix}, rate='{}')",
+            self.inner, self.inner.rate
+        )
     }
 }
 
@@ -187,10 +202,24 @@ pub(crate) fn inject_faults<'py>(
     switches: usize,
     seed: u64,
 ) -> PyResult<(PyFabric, Bound<'py, PyDict>)> {
-    let spec = FaultSpec { links, switches, seed };
+    let spec = FaultSpec {
+        links,
+        switches,
+        seed,
+    };
     let (broken, report) = detached(py, || generate::inject_faults(&fabric.inner, spec))?;
     let d = PyDict::new(py);
-    d.set_item("switches", report.switches.iter().map(|g| g.0).collect::<Vec<_>>())?;
-    d.set_item("links", report.links.iter().map(|&(a, pa, b, pb)| (a.0, pa, b.0, pb)).collect::<Vec<_>>())?;
+    d.set_item(
+        "switches",
+        report.switches.iter().map(|g| g.0).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "links",
+        report
+            .links
+            .iter()
+            .map(|&(a, pa, b, pb)| (a.0, pa, b.0, pb))
+            .collect::<Vec<_>>(),
+    )?;
     Ok((broken.into(), d))
 }

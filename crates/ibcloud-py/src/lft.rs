@@ -27,7 +27,9 @@ impl PyForwardingTables {
         self.fabric
             .node_by_guid(Guid(guid))
             .filter(|&id| self.fabric.node(id).is_switch())
-            .ok_or_else(|| exceptions::TopologyError::new_err(format!("no switch with GUID {}", Guid(guid))))
+            .ok_or_else(|| {
+                exceptions::TopologyError::new_err(format!("no switch with GUID {}", Guid(guid)))
+            })
     }
 }
 
@@ -36,7 +38,10 @@ impl PyForwardingTables {
     /// Empty tables (every entry unset) for `fabric`.
     #[new]
     fn new(fabric: &PyFabric) -> Self {
-        Self { inner: ForwardingTables::new(&fabric.inner), fabric: fabric.inner.clone() }
+        Self {
+            inner: ForwardingTables::new(&fabric.inner),
+            fabric: fabric.inner.clone(),
+        }
     }
 
     /// Number of switches with a table.
@@ -61,7 +66,9 @@ impl PyForwardingTables {
             )));
         }
         if !self.inner.set(id, Lid(lid), port) {
-            return Err(exceptions::LidError::new_err(format!("LID {lid} is not a unicast LID")));
+            return Err(exceptions::LidError::new_err(format!(
+                "LID {lid} is not a unicast LID"
+            )));
         }
         Ok(())
     }
@@ -78,7 +85,11 @@ impl PyForwardingTables {
         let (mut sw, mut lids, mut ports) = (Vec::new(), Vec::new(), Vec::<u16>::new());
         for (id, table) in self.inner.iter() {
             let guid = self.fabric.node(id).guid.0;
-            for (lid, &port) in table.iter().enumerate().filter(|(_, &p)| p != ibcloud_fabric::lft::NO_PORT) {
+            for (lid, &port) in table
+                .iter()
+                .enumerate()
+                .filter(|(_, &p)| p != ibcloud_fabric::lft::NO_PORT)
+            {
                 sw.push(guid);
                 lids.push(lid as u16);
                 ports.push(port.into());
@@ -94,14 +105,23 @@ impl PyForwardingTables {
     /// 64-LID blocks that differ from `other` on switch `switch_guid` (the SMPs
     /// of a differential update).
     fn changed_blocks(&self, other: &PyForwardingTables, switch_guid: u64) -> PyResult<Vec<usize>> {
-        Ok(self.inner.changed_blocks(&other.inner, self.switch(switch_guid)?))
+        Ok(self
+            .inner
+            .changed_blocks(&other.inner, self.switch(switch_guid)?))
     }
 
     /// Per switch that differs from `other` (same fabric): (switch GUID,
     /// description, differing entries, differing 64-LID blocks), in fabric order.
-    fn differences(&self, other: &PyForwardingTables) -> PyResult<Vec<(u64, String, usize, usize)>> {
-        if self.fabric.topology_difference(&other.fabric).is_some() || self.fabric.num_nodes() != other.inner.num_nodes() {
-            return Err(exceptions::TopologyError::new_err("the tables belong to different fabrics"));
+    fn differences(
+        &self,
+        other: &PyForwardingTables,
+    ) -> PyResult<Vec<(u64, String, usize, usize)>> {
+        if self.fabric.topology_difference(&other.fabric).is_some()
+            || self.fabric.num_nodes() != other.inner.num_nodes()
+        {
+            return Err(exceptions::TopologyError::new_err(
+                "the tables belong to different fabrics",
+            ));
         }
         Ok(self
             .fabric
@@ -110,7 +130,12 @@ impl PyForwardingTables {
                 let entries = self.inner.changed_entries(&other.inner, sw);
                 (entries > 0).then(|| {
                     let node = self.fabric.node(sw);
-                    (node.guid.0, node.description.clone(), entries, self.inner.changed_blocks(&other.inner, sw).len())
+                    (
+                        node.guid.0,
+                        node.description.clone(),
+                        entries,
+                        self.inner.changed_blocks(&other.inner, sw).len(),
+                    )
                 })
             })
             .collect())
@@ -132,7 +157,11 @@ impl PyForwardingTables {
     }
 
     fn __repr__(&self) -> String {
-        format!("ForwardingTables(switches={}, lids={})", self.num_switches(), self.fabric.max_lid())
+        format!(
+            "ForwardingTables(switches={}, lids={})",
+            self.num_switches(),
+            self.fabric.max_lid()
+        )
     }
 }
 
@@ -143,13 +172,20 @@ fn read_text(path: &PathBuf) -> Result<String, PyIbcloudErr> {
 /// Reads `opensm-lfts.dump` for `fabric` (switches matched by GUID; the dump's
 /// LIDs must agree with the fabric's).
 #[pyfunction]
-pub(crate) fn read_lfts(py: Python<'_>, path: PathBuf, fabric: &PyFabric) -> PyResult<PyForwardingTables> {
+pub(crate) fn read_lfts(
+    py: Python<'_>,
+    path: PathBuf,
+    fabric: &PyFabric,
+) -> PyResult<PyForwardingTables> {
     let f = &fabric.inner;
     let inner = detached(py, || -> Result<ForwardingTables, PyIbcloudErr> {
         let text = read_text(&path)?;
         Ok(lfts_dump::parse(&text, &path.display().to_string())?.to_tables(f)?)
     })?;
-    Ok(PyForwardingTables { inner, fabric: f.clone() })
+    Ok(PyForwardingTables {
+        inner,
+        fabric: f.clone(),
+    })
 }
 
 /// Reads OpenSM's `guid2lid` cache: port GUID → (first LID, last LID).
@@ -159,12 +195,19 @@ pub(crate) fn read_guid2lid(py: Python<'_>, path: PathBuf) -> PyResult<BTreeMap<
         let text = read_text(&path)?;
         Ok(guid2lid::parse(&text, &path.display().to_string())?)
     })?;
-    Ok(map.into_iter().map(|(g, (lo, hi))| (g.0, (lo.0, hi.0))).collect())
+    Ok(map
+        .into_iter()
+        .map(|(g, (lo, hi))| (g.0, (lo.0, hi.0)))
+        .collect())
 }
 
 /// Writes a guid2lid map in OpenSM's format.
 #[pyfunction]
-pub(crate) fn write_guid2lid(py: Python<'_>, map: BTreeMap<u64, (u16, u16)>, path: PathBuf) -> PyResult<()> {
+pub(crate) fn write_guid2lid(
+    py: Python<'_>,
+    map: BTreeMap<u64, (u16, u16)>,
+    path: PathBuf,
+) -> PyResult<()> {
     let map = to_guid2lid(map);
     Ok(detached(py, || -> Result<(), FabricError> {
         let mut out = Vec::new();

@@ -10,6 +10,7 @@
 //! conversions on top.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+mod analysis;
 mod error;
 mod exceptions;
 mod fabric;
@@ -48,6 +49,13 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(routing::parse_ibroute, m)?)?;
     m.add_function(wrap_pyfunction!(routing::write_native_with_tables, m)?)?;
     m.add_function(wrap_pyfunction!(routing::read_native_with_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::run_orders, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::pattern_levels, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::pattern_names, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::read_node_order, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::ftree_ca_order, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::write_ftree_ca_order, m)?)?;
     m.add_function(wrap_pyfunction!(formats::formats, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_from_path, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_name, m)?)?;

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 
 /// A guid2lid map from Python: port GUID → (first LID, last LID).
 pub(crate) fn to_guid2lid(map: BTreeMap<u64, (u16, u16)>) -> Guid2Lid {
-    map.into_iter().map(|(g, (lo, hi))| (Guid(g), (Lid(lo), Lid(hi)))).collect()
+    map.into_iter()
+        .map(|(g, (lo, hi))| (Guid(g), (Lid(lo), Lid(hi))))
+        .collect()
 }
 
 /// Reassigns every LID in place. `policy` is `packed` (fabric order from LID
@@ -33,31 +35,58 @@ pub(crate) fn assign_lids(
     let sm_port = match sm_port_guid {
         None => None,
         Some(guid) => Some(fabric.inner.port_by_guid(Guid(guid)).ok_or_else(|| {
-            exceptions::LidError::new_err(format!("no port with GUID {} to run the SM on", Guid(guid)))
+            exceptions::LidError::new_err(format!(
+                "no port with GUID {} to run the SM on",
+                Guid(guid)
+            ))
         })?),
     };
     let policy = match policy.to_ascii_lowercase().as_str() {
         "packed" if sm_port.is_none() => LidPolicy::Packed,
-        "packed" => return Err(exceptions::LidError::new_err("sm_port_guid only applies to the opensm policy")),
+        "packed" => {
+            return Err(exceptions::LidError::new_err(
+                "sm_port_guid only applies to the opensm policy",
+            ))
+        }
         "opensm" if guid2lid.is_none() => LidPolicy::OpenSm { sm_port },
         "guid2lid" => match guid2lid {
-            Some(map) => LidPolicy::Guid2Lid { map: to_guid2lid(map), sm_port },
-            None => return Err(exceptions::LidError::new_err("the guid2lid policy needs a guid2lid map")),
+            Some(map) => LidPolicy::Guid2Lid {
+                map: to_guid2lid(map),
+                sm_port,
+            },
+            None => {
+                return Err(exceptions::LidError::new_err(
+                    "the guid2lid policy needs a guid2lid map",
+                ))
+            }
         },
-        "opensm" => return Err(exceptions::LidError::new_err("a guid2lid map needs policy='guid2lid'")),
+        "opensm" => {
+            return Err(exceptions::LidError::new_err(
+                "a guid2lid map needs policy='guid2lid'",
+            ))
+        }
         other => {
             return Err(exceptions::LidError::new_err(format!(
                 "unknown LID policy '{other}' (expected packed, opensm or guid2lid)"
             )))
         }
     };
-    let options = LidOptions { policy, lmc, lmc_esp0 };
-    Ok(detached(py, || lids::assign_lids(&mut fabric.inner, &options))?)
+    let options = LidOptions {
+        policy,
+        lmc,
+        lmc_esp0,
+    };
+    Ok(detached(py, || {
+        lids::assign_lids(&mut fabric.inner, &options)
+    })?)
 }
 
 /// The fabric's LIDs as OpenSM's guid2lid cache holds them:
 /// port GUID → (first LID, last LID).
 #[pyfunction]
 pub(crate) fn guid2lid_of(fabric: &PyFabric) -> BTreeMap<u64, (u16, u16)> {
-    lids::guid2lid_of(&fabric.inner).into_iter().map(|(g, (lo, hi))| (g.0, (lo.0, hi.0))).collect()
+    lids::guid2lid_of(&fabric.inner)
+        .into_iter()
+        .map(|(g, (lo, hi))| (g.0, (lo.0, hi.0)))
+        .collect()
 }

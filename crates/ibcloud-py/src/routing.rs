@@ -4,9 +4,9 @@
 use crate::error::{detached, PyIbcloudErr};
 use crate::fabric::PyFabric;
 use crate::lft::PyForwardingTables;
+use ibcloud_fabric::formats::fdbs;
 use ibcloud_fabric::formats::native;
 use ibcloud_fabric::{FabricError, Guid};
-use ibcloud_fabric::formats::fdbs;
 use ibcloud_routing::verify::{self, VerifyOptions};
 use ibcloud_routing::{registry, sl_dump, EngineOptions, PathSls, Sl2Vl};
 use pyo3::prelude::*;
@@ -24,7 +24,8 @@ pub struct PyPathSls {
 impl PyPathSls {
     /// SL of the path from LID `src` to LID `dst` (0 for untracked LIDs).
     fn get(&self, src: u16, dst: u16) -> u8 {
-        self.inner.get(ibcloud_fabric::Lid(src), ibcloud_fabric::Lid(dst))
+        self.inner
+            .get(ibcloud_fabric::Lid(src), ibcloud_fabric::Lid(dst))
     }
 
     /// Number of SLs in use (highest SL + 1).
@@ -38,7 +39,11 @@ impl PyPathSls {
     #[pyo3(signature = (path, nonzero_only=false))]
     fn write(&self, py: Python<'_>, path: PathBuf, nonzero_only: bool) -> PyResult<()> {
         let inner = &self.inner;
-        let mode = if nonzero_only { sl_dump::Mode::NonZero } else { sl_dump::Mode::Full };
+        let mode = if nonzero_only {
+            sl_dump::Mode::NonZero
+        } else {
+            sl_dump::Mode::Full
+        };
         Ok(detached(py, || -> Result<(), FabricError> {
             let mut out = Vec::new();
             sl_dump::write(inner, &mut out, mode).map_err(|e| FabricError::io(&path, e))?;
@@ -47,7 +52,11 @@ impl PyPathSls {
     }
 
     fn __repr__(&self) -> String {
-        format!("PathSls(lids={}, sls={})", self.inner.lids().len(), self.inner.num_sls())
+        format!(
+            "PathSls(lids={}, sls={})",
+            self.inner.lids().len(),
+            self.inner.num_sls()
+        )
     }
 }
 
@@ -55,11 +64,19 @@ impl PyPathSls {
 /// OpenSM log at verbosity 0x4b).
 #[pyfunction]
 #[pyo3(signature = (path, opensm_log=false))]
-pub(crate) fn read_path_sls(py: Python<'_>, path: PathBuf, opensm_log: bool) -> PyResult<PyPathSls> {
+pub(crate) fn read_path_sls(
+    py: Python<'_>,
+    path: PathBuf,
+    opensm_log: bool,
+) -> PyResult<PyPathSls> {
     let inner = detached(py, || -> Result<PathSls, FabricError> {
         let text = std::fs::read_to_string(&path).map_err(|e| FabricError::io(&path, e))?;
         let file = path.display().to_string();
-        if opensm_log { sl_dump::parse_opensm_log(&text, &file) } else { sl_dump::parse(&text, &file) }
+        if opensm_log {
+            sl_dump::parse_opensm_log(&text, &file)
+        } else {
+            sl_dump::parse(&text, &file)
+        }
     })?;
     Ok(PyPathSls { inner })
 }
@@ -94,8 +111,15 @@ pub(crate) fn route(
         let routing = engine.route(f)?;
         Ok((routing, start.elapsed().as_secs_f64()))
     })?;
-    let tables = PyForwardingTables { inner: routing.tables, fabric: f.clone() };
-    Ok((tables, routing.path_sls.map(|inner| PyPathSls { inner }), seconds))
+    let tables = PyForwardingTables {
+        inner: routing.tables,
+        fabric: f.clone(),
+    };
+    Ok((
+        tables,
+        routing.path_sls.map(|inner| PyPathSls { inner }),
+        seconds,
+    ))
 }
 
 /// Verifies tables (and path SLs): returns (all checks passed, report as
@@ -115,19 +139,31 @@ pub(crate) fn verify_tables(
     sl2vl: Option<[u8; 16]>,
 ) -> PyResult<(bool, String, String)> {
     let sl2vl = sl2vl.map(Sl2Vl).unwrap_or_default();
-    let options = VerifyOptions { include_switches, credit_loops, max_failures, per_link, sl2vl };
+    let options = VerifyOptions {
+        include_switches,
+        credit_loops,
+        max_failures,
+        per_link,
+        sl2vl,
+    };
     let (fabric, inner, sls) = (&tables.fabric, &tables.inner, path_sls.map(|p| &p.inner));
     let report = detached(py, || {
-        verify::verify(fabric, inner, sls, &options)
-            .map_err(|e| PyIbcloudErr::from(ibcloud_routing::RoutingError::BadOptions(e.to_string())))
+        verify::verify(fabric, inner, sls, &options).map_err(|e| {
+            PyIbcloudErr::from(ibcloud_routing::RoutingError::BadOptions(e.to_string()))
+        })
     })?;
-    let json = serde_json::to_string(&report).map_err(|e| crate::exceptions::InternalError::new_err(e.to_string()))?;
+    let json = serde_json::to_string(&report)
+        .map_err(|e| crate::exceptions::InternalError::new_err(e.to_string()))?;
     Ok((report.ok(), report.to_string(), json))
 }
 
 /// Writes tables as OpenSM's `opensm.fdbs` (what ibdmchk reads with `-f`).
 #[pyfunction]
-pub(crate) fn write_fdbs(py: Python<'_>, tables: &PyForwardingTables, path: PathBuf) -> PyResult<()> {
+pub(crate) fn write_fdbs(
+    py: Python<'_>,
+    tables: &PyForwardingTables,
+    path: PathBuf,
+) -> PyResult<()> {
     let (fabric, inner) = (&tables.fabric, &tables.inner);
     Ok(detached(py, || -> Result<(), FabricError> {
         let mut out = Vec::new();
@@ -139,18 +175,33 @@ pub(crate) fn write_fdbs(py: Python<'_>, tables: &PyForwardingTables, path: Path
 /// Parses `ibroute` output (one or more switches) into tables for `fabric`.
 #[pyfunction]
 #[pyo3(signature = (text, fabric, file="<ibroute>"))]
-pub(crate) fn parse_ibroute(py: Python<'_>, text: &str, fabric: &PyFabric, file: &str) -> PyResult<PyForwardingTables> {
+pub(crate) fn parse_ibroute(
+    py: Python<'_>,
+    text: &str,
+    fabric: &PyFabric,
+    file: &str,
+) -> PyResult<PyForwardingTables> {
     let f = &fabric.inner;
-    let inner = detached(py, || -> Result<_, FabricError> { fdbs::parse_ibroute(text, file)?.to_tables(f) })?;
-    Ok(PyForwardingTables { inner, fabric: f.clone() })
+    let inner = detached(py, || -> Result<_, FabricError> {
+        fdbs::parse_ibroute(text, file)?.to_tables(f)
+    })?;
+    Ok(PyForwardingTables {
+        inner,
+        fabric: f.clone(),
+    })
 }
 
 /// Writes a fabric with its tables in the native format.
 #[pyfunction]
-pub(crate) fn write_native_with_tables(py: Python<'_>, tables: &PyForwardingTables, path: PathBuf) -> PyResult<()> {
+pub(crate) fn write_native_with_tables(
+    py: Python<'_>,
+    tables: &PyForwardingTables,
+    path: PathBuf,
+) -> PyResult<()> {
     let (fabric, inner) = (&tables.fabric, &tables.inner);
     Ok(detached(py, || -> Result<(), FabricError> {
-        std::fs::write(&path, native::encode(fabric, Some(inner))).map_err(|e| FabricError::io(&path, e))
+        std::fs::write(&path, native::encode(fabric, Some(inner)))
+            .map_err(|e| FabricError::io(&path, e))
     })?)
 }
 
@@ -164,6 +215,9 @@ pub(crate) fn read_native_with_tables(
         let data = std::fs::read(&path).map_err(|e| FabricError::io(&path, e))?;
         native::decode(&data, &path.display().to_string())
     })?;
-    let tables = file.tables.map(|inner| PyForwardingTables { inner, fabric: file.fabric.clone() });
+    let tables = file.tables.map(|inner| PyForwardingTables {
+        inner,
+        fabric: file.fabric.clone(),
+    });
     Ok((file.fabric.into(), tables))
 }

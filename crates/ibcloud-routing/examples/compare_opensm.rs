@@ -33,17 +33,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(g) = rest.get(1) {
         let map = guid2lid::parse(&std::fs::read_to_string(g)?, g)?;
         // The LMC is the widest range of the map; switches keep one LID.
-        let lmc = map.values().map(|(lo, hi)| (hi.0 - lo.0 + 1).trailing_zeros() as u8).max().unwrap_or(0);
-        let options =
-            lids::LidOptions { policy: lids::LidPolicy::Guid2Lid { map, sm_port: None }, lmc, lmc_esp0: false };
+        let lmc = map
+            .values()
+            .map(|(lo, hi)| (hi.0 - lo.0 + 1).trailing_zeros() as u8)
+            .max()
+            .unwrap_or(0);
+        let options = lids::LidOptions {
+            policy: lids::LidPolicy::Guid2Lid { map, sm_port: None },
+            lmc,
+            lmc_esp0: false,
+        };
         lids::assign_lids(&mut fabric, &options)?;
     }
     // "updn-top": updn with the top-level switches as roots.
     let (engine, options) = if engine == "updn-top" {
         let mut ranked = fabric.clone();
         ranked.infer_ranks();
-        let roots = ranked.switches().filter(|&s| ranked.node(s).rank == Some(0)).map(|s| ranked.node(s).guid);
-        ("updn", EngineOptions { roots: Some(roots.collect()), ..Default::default() })
+        let roots = ranked
+            .switches()
+            .filter(|&s| ranked.node(s).rank == Some(0))
+            .map(|s| ranked.node(s).guid);
+        (
+            "updn",
+            EngineOptions {
+                roots: Some(roots.collect()),
+                ..Default::default()
+            },
+        )
     } else {
         (engine.as_str(), EngineOptions::default())
     };
@@ -67,7 +83,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (sw, lid, x, y) in ours.differences(&theirs) {
             total += 1;
             if total <= 20 {
-                println!("  {} lid {}: ours {x}, opensm {y}", fabric.node(sw).description, lid.0);
+                println!(
+                    "  {} lid {}: ours {x}, opensm {y}",
+                    fabric.node(sw).description,
+                    lid.0
+                );
             }
         }
         let entries: usize = fabric.switches().map(|s| ours.table(s).len()).sum();

@@ -7,7 +7,10 @@ use ibcloud_routing::RoutingEngine;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let name = std::env::args().nth(1).unwrap_or_else(|| "ft11664".into());
-    let runs: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let runs: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
     let f = preset(&name)?.build()?;
     let engine = FtreeEngine::new();
     let mut best = f64::MAX;

@@ -20,7 +20,9 @@ mod lash_support;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let name = args.first().ok_or("usage: lash_compare <preset|file> [dump_dir] [max_vls]")?;
+    let name = args
+        .first()
+        .ok_or("usage: lash_compare <preset|file> [dump_dir] [max_vls]")?;
     let mut fabric = if let Some(dims) = name.strip_prefix("torus:") {
         let dims: Vec<usize> = dims.split('x').map(str::parse).collect::<Result<_, _>>()?;
         lash_support::torus(&dims, 1)
@@ -29,13 +31,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         generate::preset(name)?.build()?
     };
-    let dump = args.get(1).filter(|d| !d.is_empty() && *d != "-").map(Path::new);
+    let dump = args
+        .get(1)
+        .filter(|d| !d.is_empty() && *d != "-")
+        .map(Path::new);
     if let Some(dir) = dump {
         let text = std::fs::read_to_string(dir.join("guid2lid"))?;
         let map = guid2lid::parse(&text, "guid2lid")?;
         assign_lids(
             &mut fabric,
-            &LidOptions { policy: LidPolicy::Guid2Lid { map, sm_port: None }, ..Default::default() },
+            &LidOptions {
+                policy: LidPolicy::Guid2Lid { map, sm_port: None },
+                ..Default::default()
+            },
         )?;
     } else if fabric.max_lid() == 0 {
         assign_lids(&mut fabric, &LidOptions::default())?;
@@ -44,7 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ibcloud_fabric::formats::write_fabric(&fabric, Path::new(&out), None)?;
     }
     let max_vls = args.get(2).map(|v| v.parse::<u8>()).transpose()?;
-    let engine = Lash::new(&EngineOptions { max_vls, ..Default::default() })?;
+    let engine = Lash::new(&EngineOptions {
+        max_vls,
+        ..Default::default()
+    })?;
     let t = Instant::now();
     let (routing, stats) = engine.route_with_stats(&fabric)?;
     let secs = t.elapsed().as_secs_f64();
@@ -64,7 +75,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for sw in fabric.switches() {
             let (a, b) = (routing.tables.table(sw), theirs.table(sw));
             for lid in 1..a.len().max(b.len()) {
-                let (x, y) = (a.get(lid).copied().unwrap_or(255), b.get(lid).copied().unwrap_or(255));
+                let (x, y) = (
+                    a.get(lid).copied().unwrap_or(255),
+                    b.get(lid).copied().unwrap_or(255),
+                );
                 if x != y {
                     if diffs < 10 {
                         println!(
@@ -84,13 +98,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if let Ok(text) = std::fs::read_to_string(dir.join("sls.txt")) {
                 let (mut same, mut differ) = (0usize, 0usize);
                 for line in text.lines() {
-                    let v: Vec<u16> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+                    let v: Vec<u16> = line
+                        .split_whitespace()
+                        .filter_map(|w| w.parse().ok())
+                        .collect();
                     if let [s, d, sl] = v[..] {
                         if sls.get(Lid(s), Lid(d)) as u16 == sl {
                             same += 1;
                         } else {
                             if differ < 10 {
-                                println!("  SL differs: {s} -> {d}: ours {} OpenSM {sl}", sls.get(Lid(s), Lid(d)));
+                                println!(
+                                    "  SL differs: {s} -> {d}: ours {} OpenSM {sl}",
+                                    sls.get(Lid(s), Lid(d))
+                                );
                             }
                             differ += 1;
                         }

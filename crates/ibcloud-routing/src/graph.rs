@@ -57,13 +57,20 @@ impl SwitchGraph {
         let mut ports = Vec::with_capacity(switches.len());
         for &s in &switches {
             if !fabric.node_lid(s).is_set() {
-                return Err(RoutingError::MissingLid(format!("switch '{}'", fabric.node(s).description)));
+                return Err(RoutingError::MissingLid(format!(
+                    "switch '{}'",
+                    fabric.node(s).description
+                )));
             }
             let mut mine = Vec::new();
             for (p, r) in fabric.neighbors(s) {
                 let ri = index[r.node.index()];
                 if ri != u32::MAX {
-                    mine.push(SwitchPort { port: p, remote: ri, remote_port: r.port });
+                    mine.push(SwitchPort {
+                        port: p,
+                        remote: ri,
+                        remote_port: r.port,
+                    });
                 }
             }
             ports.push(mine);
@@ -74,13 +81,26 @@ impl SwitchGraph {
                 (Some(index[pr.node.index()]), 0)
             } else {
                 match port.remote {
-                    Some(r) if index[r.node.index()] != u32::MAX => (Some(index[r.node.index()]), r.port),
+                    Some(r) if index[r.node.index()] != u32::MAX => {
+                        (Some(index[r.node.index()]), r.port)
+                    }
                     _ => (None, 0),
                 }
             };
-            targets.push(LidTarget { lid: port.lid, lmc: port.lmc, owner: pr, switch, port: at });
+            targets.push(LidTarget {
+                lid: port.lid,
+                lmc: port.lmc,
+                owner: pr,
+                switch,
+                port: at,
+            });
         }
-        Ok(Self { switches, index, ports, targets })
+        Ok(Self {
+            switches,
+            index,
+            ports,
+            targets,
+        })
     }
 
     /// Number of switches.
@@ -116,22 +136,39 @@ mod tests {
 
     #[test]
     fn graph_of_a_two_level_tree() {
-        let f = ibcloud_fabric::generate::preset("4-ary-2-full").unwrap().build().unwrap();
+        let f = ibcloud_fabric::generate::preset("4-ary-2-full")
+            .unwrap()
+            .build()
+            .unwrap();
         let g = SwitchGraph::new(&f).unwrap();
         assert_eq!(g.len(), 12);
         assert_eq!(g.targets.len(), 44);
         let leaf = 0;
         assert_eq!(g.ports[leaf].len(), 4);
         let d = g.bfs(leaf as u32);
-        assert_eq!(d.iter().filter(|&&x| x == 2).count(), 7, "other leaves are two hops away");
-        let ca = g.targets.iter().find(|t| !f.node(t.owner.node).is_switch()).unwrap();
+        assert_eq!(
+            d.iter().filter(|&&x| x == 2).count(),
+            7,
+            "other leaves are two hops away"
+        );
+        let ca = g
+            .targets
+            .iter()
+            .find(|t| !f.node(t.owner.node).is_switch())
+            .unwrap();
         assert_eq!((ca.switch, ca.port), (Some(0), 1));
     }
 
     #[test]
     fn switches_need_lids() {
-        let mut f = ibcloud_fabric::generate::preset("4-ary-2-full").unwrap().build().unwrap();
+        let mut f = ibcloud_fabric::generate::preset("4-ary-2-full")
+            .unwrap()
+            .build()
+            .unwrap();
         f.clear_lids();
-        assert!(matches!(SwitchGraph::new(&f), Err(RoutingError::MissingLid(_))));
+        assert!(matches!(
+            SwitchGraph::new(&f),
+            Err(RoutingError::MissingLid(_))
+        ));
     }
 }

@@ -21,9 +21,9 @@ mod engine;
 pub mod engines;
 pub mod graph;
 pub mod registry;
-pub mod verify;
 mod sl;
 pub mod sl_dump;
+pub mod verify;
 
 pub use engine::{EngineOptions, Routing, RoutingEngine, RoutingError};
 pub use sl::{PathSls, Sl2Vl};

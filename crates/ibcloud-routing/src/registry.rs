@@ -6,11 +6,31 @@ type Constructor = fn(&EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingE
 
 /// Every engine: name, one-line description, constructor.
 const ENGINES: &[(&str, &str, Constructor)] = &[
-    ("ftree", "OpenSM fat-tree routing (osm_ucast_ftree.c)", crate::engines::ftree::FtreeEngine::boxed),
-    ("minhop", "OpenSM's default min-hop routing, balancing LIDs over equal-hop ports", crate::engines::minhop::MinHop::boxed),
-    ("updn", "OpenSM's up/down routing from root switches, given or found by min-hop analysis", crate::engines::updn::UpDn::boxed),
-    ("dfsssp", "deadlock-free SSSP: weighted Dijkstra, virtual layers", crate::engines::dfsssp::construct),
-    ("lash", "LAyered SHortest path: minimal paths, virtual layers against deadlocks", |o| Ok(Box::new(crate::engines::lash::Lash::new(o)?))),
+    (
+        "ftree",
+        "OpenSM fat-tree routing (osm_ucast_ftree.c)",
+        crate::engines::ftree::FtreeEngine::boxed,
+    ),
+    (
+        "minhop",
+        "OpenSM's default min-hop routing, balancing LIDs over equal-hop ports",
+        crate::engines::minhop::MinHop::boxed,
+    ),
+    (
+        "updn",
+        "OpenSM's up/down routing from root switches, given or found by min-hop analysis",
+        crate::engines::updn::UpDn::boxed,
+    ),
+    (
+        "dfsssp",
+        "deadlock-free SSSP: weighted Dijkstra, virtual layers",
+        crate::engines::dfsssp::construct,
+    ),
+    (
+        "lash",
+        "LAyered SHortest path: minimal paths, virtual layers against deadlocks",
+        |o| Ok(Box::new(crate::engines::lash::Lash::new(o)?)),
+    ),
 ];
 
 /// Names of the registered engines, in registry order.
@@ -25,9 +45,13 @@ pub fn engines() -> Vec<(&'static str, &'static str)> {
 
 /// The engine called `name`, configured by `options`.
 pub fn engine(name: &str, options: &EngineOptions) -> Result<Box<dyn RoutingEngine>, RoutingError> {
-    let (_, _, make) = ENGINES.iter().find(|(n, _, _)| *n == name).ok_or_else(|| RoutingError::UnknownEngine {
-        name: name.to_owned(),
-        known: engine_names().join(", "),
-    })?;
+    let (_, _, make) =
+        ENGINES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .ok_or_else(|| RoutingError::UnknownEngine {
+                name: name.to_owned(),
+                known: engine_names().join(", "),
+            })?;
     make(options)
 }

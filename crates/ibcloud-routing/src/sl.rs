@@ -23,7 +23,11 @@ impl PathSls {
         for (i, l) in lids.iter().enumerate() {
             index[l.0 as usize] = i as u32;
         }
-        Self { index, lids: lids.to_vec(), sl: vec![0; lids.len() * lids.len()] }
+        Self {
+            index,
+            lids: lids.to_vec(),
+            sl: vec![0; lids.len() * lids.len()],
+        }
     }
 
     fn slot(&self, src: Lid, dst: Lid) -> Option<usize> {

@@ -66,7 +66,10 @@ pub fn write(sls: &PathSls, out: &mut impl Write, mode: Mode) -> io::Result<()> 
     let mut lids = sls.lids().to_vec();
     lids.sort_unstable();
     lids.dedup();
-    writeln!(out, "# ibcloud path SLs (OpenSM dfsssp log form): SL of each (source LID, destination LID)")?;
+    writeln!(
+        out,
+        "# ibcloud path SLs (OpenSM dfsssp log form): SL of each (source LID, destination LID)"
+    )?;
     writeln!(out, "# lids: {}", ranges(&lids))?;
     let mut line = String::new();
     for &s in &lids {
@@ -96,7 +99,11 @@ fn ranges(lids: &[Lid]) -> String {
         while j + 1 < lids.len() && lids[j + 1].0 == lids[j].0 + 1 {
             j += 1;
         }
-        parts.push(if i == j { lids[i].0.to_string() } else { format!("{}-{}", lids[i].0, lids[j].0) });
+        parts.push(if i == j {
+            lids[i].0.to_string()
+        } else {
+            format!("{}-{}", lids[i].0, lids[j].0)
+        });
         i = j + 1;
     }
     parts.join(",")
@@ -114,7 +121,10 @@ fn parse_ranges(text: &str, file: &str, no: usize) -> Result<BTreeSet<Lid>, Pars
     let mut set = BTreeSet::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
-        let (lo, hi) = (parse_lid(lo.trim(), file, no)?, parse_lid(hi.trim(), file, no)?);
+        let (lo, hi) = (
+            parse_lid(lo.trim(), file, no)?,
+            parse_lid(hi.trim(), file, no)?,
+        );
         if lo > hi {
             return Err(ParseError::new(file, no, format!("bad LID range '{part}'")));
         }
@@ -129,13 +139,20 @@ fn parse_route(rest: &str, file: &str, no: usize) -> Result<(Lid, Lid, u8), Pars
         ParseError::new(
             file,
             no,
-            format!("expected 'route from src_lid=S to dest_lid=D on vl=N', found '{MARKER}{rest}'"),
+            format!(
+                "expected 'route from src_lid=S to dest_lid=D on vl=N', found '{MARKER}{rest}'"
+            ),
         )
     };
     let mut words = rest.split_whitespace();
-    let (Some(s), Some("to"), Some(d), Some("on"), Some(v), None) =
-        (words.next(), words.next(), words.next(), words.next(), words.next(), words.next())
-    else {
+    let (Some(s), Some("to"), Some(d), Some("on"), Some(v), None) = (
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+        words.next(),
+    ) else {
         return Err(bad());
     };
     let d = d.strip_prefix("dest_lid=").ok_or_else(bad)?;
@@ -156,22 +173,35 @@ fn read(text: &str, file: &str, log: bool) -> Result<PathSls, FabricError> {
         let line = raw.trim();
         let route = line.find(MARKER).map(|at| &line[at + MARKER.len()..]);
         let Some(rest) = route else {
-            if let Some(list) = line.strip_prefix('#').map(str::trim).and_then(|c| c.strip_prefix("lids:")) {
+            if let Some(list) = line
+                .strip_prefix('#')
+                .map(str::trim)
+                .and_then(|c| c.strip_prefix("lids:"))
+            {
                 if header.is_some() {
                     return Err(ParseError::new(file, no, "a second '# lids:' header").into());
                 }
                 header = Some(parse_ranges(list, file, no)?);
             } else if !(log || line.is_empty() || line.starts_with('#')) {
-                return Err(ParseError::new(file, no, format!("expected a '{MARKER}...' line, found '{line}'")).into());
+                return Err(ParseError::new(
+                    file,
+                    no,
+                    format!("expected a '{MARKER}...' line, found '{line}'"),
+                )
+                .into());
             }
             continue;
         };
         if !log && !line.starts_with(MARKER) {
-            return Err(ParseError::new(file, no, format!("unexpected text before '{MARKER}'")).into());
+            return Err(
+                ParseError::new(file, no, format!("unexpected text before '{MARKER}'")).into(),
+            );
         }
         let (s, d, sl) = parse_route(rest, file, no)?;
         if s == d {
-            return Err(ParseError::new(file, no, format!("a path from LID {} to itself", s.0)).into());
+            return Err(
+                ParseError::new(file, no, format!("a path from LID {} to itself", s.0)).into(),
+            );
         }
         if let Some((_, first)) = pairs.insert((s, d), (sl, no)) {
             return Err(ParseError::new(
@@ -184,11 +214,17 @@ fn read(text: &str, file: &str, log: bool) -> Result<PathSls, FabricError> {
     }
     let lids: BTreeSet<Lid> = match header {
         Some(h) => {
-            if let Some(((s, d), (_, no))) = pairs.iter().find(|((s, d), _)| !h.contains(s) || !h.contains(d)) {
+            if let Some(((s, d), (_, no))) = pairs
+                .iter()
+                .find(|((s, d), _)| !h.contains(s) || !h.contains(d))
+            {
                 return Err(ParseError::new(
                     file,
                     *no,
-                    format!("pair {} -> {} uses a LID the '# lids:' header does not list", s.0, d.0),
+                    format!(
+                        "pair {} -> {} uses a LID the '# lids:' header does not list",
+                        s.0, d.0
+                    ),
                 )
                 .into());
             }
@@ -256,7 +292,10 @@ mod tests {
         let p = parse_opensm_log(log, "opensm.log").unwrap();
         assert_eq!(p.lids(), &[Lid(1), Lid(2)]);
         assert_eq!((p.get(Lid(1), Lid(2)), p.get(Lid(2), Lid(1))), (0, 4));
-        assert!(parse(log, "opensm.log").is_err(), "the strict reader wants a dump");
+        assert!(
+            parse(log, "opensm.log").is_err(),
+            "the strict reader wants a dump"
+        );
     }
 
     #[test]

@@ -16,9 +16,19 @@ fn random_fabric(switches: usize, cas: usize, pairs: &[(usize, usize)]) -> Fabri
     let mut b = FabricBuilder::new();
     let mut free = Vec::new();
     for i in 0..switches + cas {
-        let (kind, ports) = if i < switches { (NodeKind::Switch, 6u8) } else { (NodeKind::Ca, 2) };
-        let id =
-            b.add_node(NodeSpec::new(kind, Guid(0x1000 + ((i as u64) << 8)), ports as u32, format!("n{i}"))).unwrap();
+        let (kind, ports) = if i < switches {
+            (NodeKind::Switch, 6u8)
+        } else {
+            (NodeKind::Ca, 2)
+        };
+        let id = b
+            .add_node(NodeSpec::new(
+                kind,
+                Guid(0x1000 + ((i as u64) << 8)),
+                ports as u32,
+                format!("n{i}"),
+            ))
+            .unwrap();
         free.extend((1..=ports).map(|p| PortRef::new(id, p)));
     }
     for &(x, y) in pairs {
@@ -43,8 +53,14 @@ fn with_extra_cables(f: &Fabric, n: usize, seed: u64) -> Fabric {
         .collect();
     let mut b = FabricBuilder::new();
     for (id, node) in f.iter_nodes() {
-        let nid =
-            b.add_node(NodeSpec::new(node.kind, node.guid, node.num_ports as u32, node.description.clone())).unwrap();
+        let nid = b
+            .add_node(NodeSpec::new(
+                node.kind,
+                node.guid,
+                node.num_ports as u32,
+                node.description.clone(),
+            ))
+            .unwrap();
         assert_eq!(nid, id);
         for (p, port) in f.ports(id).iter().enumerate() {
             let slot = b.port_mut(PortRef::new(nid, p as u8)).unwrap();
@@ -82,7 +98,12 @@ fn check(f: &Fabric, r: Option<Routing>) -> Result<(), TestCaseError> {
         }
         for (lid, &p) in t.iter().enumerate() {
             if p != 255 && p != 0 {
-                prop_assert!(f.remote(PortRef::new(sw, p)).is_some(), "LID {} leaves by an uncabled port {}", lid, p);
+                prop_assert!(
+                    f.remote(PortRef::new(sw, p)).is_some(),
+                    "LID {} leaves by an uncabled port {}",
+                    lid,
+                    p
+                );
             }
         }
     }
@@ -91,14 +112,28 @@ fn check(f: &Fabric, r: Option<Routing>) -> Result<(), TestCaseError> {
 
 fn engines(f: &Fabric, seed: u64) -> Vec<FtreeEngine> {
     let switches: Vec<NodeId> = f.switches().collect();
-    let ports: Vec<Guid> = f.lid_ports().filter(|(p, _)| !f.node(p.node).is_switch()).map(|(_, p)| p.guid).collect();
-    let pick = |items: usize, k: u64| (0..items).filter(move |i| (seed.rotate_left(*i as u32 % 64) ^ k) & 3 == 0);
-    let roots = pick(switches.len(), 1).map(|i| f.node(switches[i]).guid).collect();
+    let ports: Vec<Guid> = f
+        .lid_ports()
+        .filter(|(p, _)| !f.node(p.node).is_switch())
+        .map(|(_, p)| p.guid)
+        .collect();
+    let pick = |items: usize, k: u64| {
+        (0..items).filter(move |i| (seed.rotate_left(*i as u32 % 64) ^ k) & 3 == 0)
+    };
+    let roots = pick(switches.len(), 1)
+        .map(|i| f.node(switches[i]).guid)
+        .collect();
     let cns = pick(ports.len(), 2).map(|i| ports[i]).collect();
     vec![
         FtreeEngine::new(),
-        FtreeEngine::with_options(&EngineOptions { roots: Some(roots), ..Default::default() }),
-        FtreeEngine::with_options(&EngineOptions { compute_nodes: Some(cns), ..Default::default() }),
+        FtreeEngine::with_options(&EngineOptions {
+            roots: Some(roots),
+            ..Default::default()
+        }),
+        FtreeEngine::with_options(&EngineOptions {
+            compute_nodes: Some(cns),
+            ..Default::default()
+        }),
     ]
 }
 

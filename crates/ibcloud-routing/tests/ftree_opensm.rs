@@ -21,13 +21,22 @@ fn fixtures() -> PathBuf {
 
 /// The number of entries where the tables differ, and up to `n` of them as
 /// "switch lid: ours theirs".
-fn differences(f: &Fabric, ours: &ForwardingTables, theirs: &ForwardingTables, n: usize) -> (usize, Vec<String>) {
+fn differences(
+    f: &Fabric,
+    ours: &ForwardingTables,
+    theirs: &ForwardingTables,
+    n: usize,
+) -> (usize, Vec<String>) {
     let mut count = 0;
     let mut shown = Vec::new();
     for (sw, lid, x, y) in ours.differences(theirs).filter(|(_, lid, _, _)| lid.0 != 0) {
         count += 1;
         if shown.len() < n {
-            shown.push(format!("{} lid {}: ours {x} theirs {y}", f.node(sw).description, lid.0));
+            shown.push(format!(
+                "{} lid {}: ours {x} theirs {y}",
+                f.node(sw).description,
+                lid.0
+            ));
         }
     }
     (count, shown)
@@ -35,8 +44,9 @@ fn differences(f: &Fabric, ours: &ForwardingTables, theirs: &ForwardingTables, n
 
 fn compare(f: &Fabric, dump: &Path, engine: &FtreeEngine) -> Result<(), String> {
     let text = std::fs::read_to_string(dump).map_err(|e| e.to_string())?;
-    let theirs =
-        lfts_dump::parse(&text, &dump.display().to_string()).and_then(|d| d.to_tables(f)).map_err(|e| e.to_string())?;
+    let theirs = lfts_dump::parse(&text, &dump.display().to_string())
+        .and_then(|d| d.to_tables(f))
+        .map_err(|e| e.to_string())?;
     let ours = engine.route(f).map_err(|e| e.to_string())?.tables;
     let (n, shown) = differences(f, &ours, &theirs, 20);
     if n == 0 {
@@ -77,7 +87,12 @@ fn check_fixture(name: &str) {
         // OpenSM kept our LIDs.
         let map = guid2lid::parse(&text, "guid2lid").unwrap();
         for (_, p) in f.lid_ports() {
-            assert_eq!(map.get(&p.guid).map(|r| r.0), Some(p.lid), "LID of {}", p.guid);
+            assert_eq!(
+                map.get(&p.guid).map(|r| r.0),
+                Some(p.lid),
+                "LID of {}",
+                p.guid
+            );
         }
     }
     if let Err(e) = compare(&f, &dir.join("opensm-lfts.dump"), &engine_for(&dir)) {
@@ -162,20 +177,30 @@ fn equals_opensm_runs_in_ref_dir() {
     };
     let only = std::env::var("FTREE_REF_ONLY").ok();
     let mut failed = Vec::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.sort();
     for dir in dirs {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        if only.as_ref().is_some_and(|o| !o.split(',').any(|x| x == name)) {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|x| x == name))
+        {
             continue;
         }
-        let Ok(f) = read_fabric(&dir.join("fabric.ibcf"), None) else { continue };
+        let Ok(f) = read_fabric(&dir.join("fabric.ibcf"), None) else {
+            continue;
+        };
         let log = std::fs::read_to_string(dir.join("opensm.log")).unwrap_or_default();
         let used_ftree = log.contains("ftree tables configured on all switches");
         let engine = engine_for(&dir);
         let ours = engine.route(&f);
         match (used_ftree, ours) {
-            (_, Err(RoutingError::Unsupported { reason, .. })) if dir.join("undefined").exists() => {
+            (_, Err(RoutingError::Unsupported { reason, .. }))
+                if dir.join("undefined").exists() =>
+            {
                 eprintln!("{name}: OpenSM's result is undefined, we refuse: {reason}");
             }
             (true, Ok(_)) => match compare(&f, &dir.join("opensm-lfts.dump"), &engine) {
@@ -185,7 +210,9 @@ fn equals_opensm_runs_in_ref_dir() {
                     failed.push(name);
                 }
             },
-            (false, Err(RoutingError::Unsupported { reason, .. })) if same_reason(&reason, &log) => {
+            (false, Err(RoutingError::Unsupported { reason, .. }))
+                if same_reason(&reason, &log) =>
+            {
                 eprintln!("{name}: both refuse: {reason}");
             }
             (true, Err(e)) => {

@@ -60,7 +60,13 @@ pub struct SwitchFdb {
 
 impl SwitchFdb {
     fn new(guid: Guid, lid: Option<Lid>, line: usize) -> Self {
-        Self { guid, lid, entries: Vec::new(), line, lines: Vec::new() }
+        Self {
+            guid,
+            lid,
+            entries: Vec::new(),
+            line,
+            lines: Vec::new(),
+        }
     }
 }
 
@@ -78,7 +84,9 @@ fn lid_token(tok: &str, file: &str, no: usize) -> Result<Lid, ParseError> {
 }
 
 fn port_token(tok: &str, file: &str, no: usize) -> Result<u8, ParseError> {
-    tok.parse::<u8>().ok().ok_or_else(|| err(file, no, format!("bad port number '{tok}'")))
+    tok.parse::<u8>()
+        .ok()
+        .ok_or_else(|| err(file, no, format!("bad port number '{tok}'")))
 }
 
 /// Adds an entry to the open block, refusing a LID listed twice.
@@ -91,7 +99,11 @@ fn push(
     no: usize,
 ) -> Result<(), ParseError> {
     if let Some(first) = seen.insert(lid.0, no) {
-        return Err(err(file, no, format!("LID {lid} is already listed for this switch at line {first}")));
+        return Err(err(
+            file,
+            no,
+            format!("LID {lid} is already listed for this switch at line {first}"),
+        ));
     }
     if port != NO_PORT {
         sw.entries.push((lid, port));
@@ -106,7 +118,10 @@ fn push(
 /// 0x…` header; `UNREACHABLE` lines carry no port and are skipped, as are
 /// blank lines and the column titles.
 pub fn parse(text: &str, file: &str) -> Result<FdbDump, FabricError> {
-    let mut dump = FdbDump { file: file.to_owned(), switches: Vec::new() };
+    let mut dump = FdbDump {
+        file: file.to_owned(),
+        switches: Vec::new(),
+    };
     let mut seen_sw: HashMap<Guid, usize> = HashMap::new();
     let mut seen: HashMap<u16, usize> = HashMap::new();
     for (no, raw) in numbered_lines(text) {
@@ -115,24 +130,46 @@ pub fn parse(text: &str, file: &str) -> Result<FdbDump, FabricError> {
             continue;
         }
         if let Some(rest) = line.strip_prefix("dump_ucast_routes:") {
-            let guid = rest.trim().strip_prefix("Switch").map(str::trim).and_then(hex_u64).ok_or_else(|| {
-                err(file, no, format!("expected 'dump_ucast_routes: Switch 0x<guid>', found '{line}'"))
-            })?;
+            let guid = rest
+                .trim()
+                .strip_prefix("Switch")
+                .map(str::trim)
+                .and_then(hex_u64)
+                .ok_or_else(|| {
+                    err(
+                        file,
+                        no,
+                        format!("expected 'dump_ucast_routes: Switch 0x<guid>', found '{line}'"),
+                    )
+                })?;
             if let Some(first) = seen_sw.insert(Guid(guid), no) {
-                return Err(err(file, no, format!("switch {} is already listed at line {first}", Guid(guid))).into());
+                return Err(err(
+                    file,
+                    no,
+                    format!("switch {} is already listed at line {first}", Guid(guid)),
+                )
+                .into());
             }
             seen.clear();
             dump.switches.push(SwitchFdb::new(Guid(guid), None, no));
             continue;
         }
         let Some(sw) = dump.switches.last_mut() else {
-            return Err(
-                err(file, no, format!("expected a 'dump_ucast_routes: Switch 0x...' header, found '{line}'")).into()
-            );
+            return Err(err(
+                file,
+                no,
+                format!("expected a 'dump_ucast_routes: Switch 0x...' header, found '{line}'"),
+            )
+            .into());
         };
         let mut parts = line.split(':').map(str::trim);
         let (Some(lid), Some(port)) = (parts.next(), parts.next()) else {
-            return Err(err(file, no, format!("expected '0xLID : PORT : HOPS : OPTIMAL', found '{line}'")).into());
+            return Err(err(
+                file,
+                no,
+                format!("expected '0xLID : PORT : HOPS : OPTIMAL', found '{line}'"),
+            )
+            .into());
         };
         let lid = lid_token(lid, file, no)?;
         if port == "UNREACHABLE" {
@@ -148,7 +185,10 @@ pub fn parse(text: &str, file: &str) -> Result<FdbDump, FabricError> {
 /// Parses the output of one or more `ibroute` runs (concatenated); `file`
 /// names it in errors. Entries with port 255 (`ibroute -a`) are unset.
 pub fn parse_ibroute(text: &str, file: &str) -> Result<FdbDump, FabricError> {
-    let mut dump = FdbDump { file: file.to_owned(), switches: Vec::new() };
+    let mut dump = FdbDump {
+        file: file.to_owned(),
+        switches: Vec::new(),
+    };
     let mut seen_sw: HashMap<Guid, usize> = HashMap::new();
     let mut seen: HashMap<u16, usize> = HashMap::new();
     let mut open = false;
@@ -161,16 +201,25 @@ pub fn parse_ibroute(text: &str, file: &str) -> Result<FdbDump, FabricError> {
             let bad = || err(file, no, format!("cannot parse ibroute header '{line}'"));
             let (_, rest) = rest.split_once("of switch Lid").ok_or_else(bad)?;
             let mut words = rest.split_whitespace();
-            let lid = words.next().and_then(|l| l.parse::<u16>().ok()).ok_or_else(bad)?;
+            let lid = words
+                .next()
+                .and_then(|l| l.parse::<u16>().ok())
+                .ok_or_else(bad)?;
             let guid = match (words.next(), words.next()) {
                 (Some("guid"), Some(g)) => hex_u64(g).ok_or_else(bad)?,
                 _ => return Err(bad().into()),
             };
             if let Some(first) = seen_sw.insert(Guid(guid), no) {
-                return Err(err(file, no, format!("switch {} is already listed at line {first}", Guid(guid))).into());
+                return Err(err(
+                    file,
+                    no,
+                    format!("switch {} is already listed at line {first}", Guid(guid)),
+                )
+                .into());
             }
             seen.clear();
-            dump.switches.push(SwitchFdb::new(Guid(guid), Some(Lid(lid)), no));
+            dump.switches
+                .push(SwitchFdb::new(Guid(guid), Some(Lid(lid)), no));
             open = true;
             continue;
         }
@@ -179,7 +228,12 @@ pub fn parse_ibroute(text: &str, file: &str) -> Result<FdbDump, FabricError> {
             continue;
         }
         let Some(sw) = dump.switches.last_mut().filter(|_| open) else {
-            return Err(err(file, no, format!("expected an ibroute 'Unicast lids ...' header, found '{line}'")).into());
+            return Err(err(
+                file,
+                no,
+                format!("expected an ibroute 'Unicast lids ...' header, found '{line}'"),
+            )
+            .into());
         };
         let body = line.split_once(':').map_or(line, |(b, _)| b);
         let mut words = body.split_whitespace();
@@ -203,18 +257,28 @@ impl FdbDump {
     pub fn to_tables(&self, fabric: &Fabric) -> Result<ForwardingTables, FabricError> {
         let mut tables = ForwardingTables::new(fabric);
         for sw in &self.switches {
-            let at = |line: usize, problem: String| FabricError::from(ParseError::new(&self.file, line, problem));
+            let at = |line: usize, problem: String| {
+                FabricError::from(ParseError::new(&self.file, line, problem))
+            };
             let id = fabric
                 .node_by_guid(sw.guid)
                 .filter(|&id| fabric.node(id).is_switch())
-                .ok_or_else(|| at(sw.line, format!("switch {} is not a switch of the fabric", sw.guid)))?;
+                .ok_or_else(|| {
+                    at(
+                        sw.line,
+                        format!("switch {} is not a switch of the fabric", sw.guid),
+                    )
+                })?;
             let node = fabric.node(id);
             if let Some(lid) = sw.lid {
                 let own = fabric.node_lid(id);
                 if own.is_set() && own != lid {
                     return Err(at(
                         sw.line,
-                        format!("switch {} has LID {} here but {} in the fabric", sw.guid, lid.0, own.0),
+                        format!(
+                            "switch {} has LID {} here but {} in the fabric",
+                            sw.guid, lid.0, own.0
+                        ),
                     ));
                 }
             }
@@ -299,10 +363,12 @@ impl Hops {
             return self.least(s, t);
         }
         match fabric.remote(PortRef::new(s, port)) {
-            Some(r) if r.node != s && fabric.node(r.node).is_switch() => match self.least(r.node, t) {
-                NO_PATH => NO_PATH,
-                h => h + 1,
-            },
+            Some(r) if r.node != s && fabric.node(r.node).is_switch() => {
+                match self.least(r.node, t) {
+                    NO_PATH => NO_PATH,
+                    h => h + 1,
+                }
+            }
             _ => NO_PATH,
         }
     }
@@ -334,7 +400,9 @@ pub fn write(fabric: &Fabric, tables: &ForwardingTables, out: &mut impl Write) -
         let serving = if fabric.node(pr.node).is_switch() {
             Some(pr.node)
         } else {
-            port.remote.map(|r| r.node).filter(|&n| fabric.node(n).is_switch())
+            port.remote
+                .map(|r| r.node)
+                .filter(|&n| fabric.node(n).is_switch())
         };
         let span = 1usize << port.lmc.min(7);
         for slot in owners.iter_mut().skip(port.lid.0 as usize).take(span) {
@@ -347,10 +415,16 @@ pub fn write(fabric: &Fabric, tables: &ForwardingTables, out: &mut impl Write) -
     let mut buf = Vec::with_capacity(32 * (max_lid as usize + 2));
     for s in switches {
         buf.clear();
-        writeln!(buf, "dump_ucast_routes: Switch 0x{:016x}\nLID    : Port : Hops : Optimal", fabric.node(s).guid.0)?;
+        writeln!(
+            buf,
+            "dump_ucast_routes: Switch 0x{:016x}\nLID    : Port : Hops : Optimal",
+            fabric.node(s).guid.0
+        )?;
         for lid in 1..=max_lid {
             write!(buf, "0x{lid:04X} : ")?;
-            let (Some((owner, serving)), Some(port)) = (owners[lid as usize], tables.get(s, Lid(lid))) else {
+            let (Some((owner, serving)), Some(port)) =
+                (owners[lid as usize], tables.get(s, Lid(lid)))
+            else {
                 writeln!(buf, "UNREACHABLE")?;
                 continue;
             };
@@ -359,7 +433,11 @@ pub fn write(fabric: &Fabric, tables: &ForwardingTables, out: &mut impl Write) -
                 None => (NO_PATH, NO_PATH, None),
                 Some(t) if to_switch => (hops.via(fabric, s, t, port), hops.least(s, t), Some(t)),
                 Some(t) => {
-                    let num = if t == s { 0 } else { hops.via(fabric, s, t, port) };
+                    let num = if t == s {
+                        0
+                    } else {
+                        hops.via(fabric, s, t, port)
+                    };
                     let best = hops.least(s, t);
                     (num.saturating_add(1), best.saturating_add(1), Some(t))
                 }
@@ -396,7 +474,10 @@ mod tests {
 
     fn fixture() -> (Fabric, ForwardingTables) {
         let f = super::super::subnet_lst::parse(SUBNET, "opensm-subnet.lst").unwrap();
-        let t = super::super::lfts_dump::parse(LFTS, "opensm-lfts.dump").unwrap().to_tables(&f).unwrap();
+        let t = super::super::lfts_dump::parse(LFTS, "opensm-lfts.dump")
+            .unwrap()
+            .to_tables(&f)
+            .unwrap();
         (f, t)
     }
 
@@ -417,9 +498,14 @@ mod tests {
     fn writes_opensm_layout_and_reads_it_back() {
         let (f, t) = fixture();
         let text = render(&f, &t);
-        assert!(text.starts_with("dump_ucast_routes: Switch 0x0000000000200000\nLID    : Port : Hops : Optimal\n"));
+        assert!(text.starts_with(
+            "dump_ucast_routes: Switch 0x0000000000200000\nLID    : Port : Hops : Optimal\n"
+        ));
         // Switch1 (LID 2) reaches Switch2 (LID 1) in one hop over port 3 and owns LID 2.
-        assert!(text.contains("\n0x0001 : 003  : 01   : yes\n0x0002 : 000  : 00   : yes\n"), "{text}");
+        assert!(
+            text.contains("\n0x0001 : 003  : 01   : yes\n0x0002 : 000  : 00   : yes\n"),
+            "{text}"
+        );
         let back = parse(&text, "x").unwrap();
         assert_eq!(back.switches.len(), 2);
         assert_eq!(back.to_tables(&f).unwrap(), t);
@@ -429,10 +515,18 @@ mod tests {
     fn marks_unreachable_unknown_and_non_minimal_entries() {
         let f = preset("4-ary-2-full").unwrap().build().unwrap();
         let mut t = ForwardingTables::new(&f);
-        let leaf = f.remote(PortRef::new(f.cas().next().unwrap(), 1)).unwrap().node;
-        let other_leaf =
-            f.switches().find(|&s| s != leaf && f.neighbors(s).any(|(_, r)| !f.node(r.node).is_switch())).unwrap();
-        let (up, root) = f.neighbors(leaf).find(|(_, r)| f.node(r.node).is_switch()).unwrap();
+        let leaf = f
+            .remote(PortRef::new(f.cas().next().unwrap(), 1))
+            .unwrap()
+            .node;
+        let other_leaf = f
+            .switches()
+            .find(|&s| s != leaf && f.neighbors(s).any(|(_, r)| !f.node(r.node).is_switch()))
+            .unwrap();
+        let (up, root) = f
+            .neighbors(leaf)
+            .find(|(_, r)| f.node(r.node).is_switch())
+            .unwrap();
         // Leaf → its own host on port 1 (1 hop), → another leaf's LID via a root (2), → a
         // host of that leaf (3), → its own LID on port 0 (0); root → leaf LID on port 0 (least, 1).
         t.set(leaf, Lid(1), 1);
@@ -444,8 +538,14 @@ mod tests {
         // A non-minimal route: the root sends leaf's LID back up... it has no up ports, so use
         // the other leaf: route to a root LID via the first leaf (2 hops instead of 1).
         let root_lid = f.node_lid(root.node);
-        let (_, other_root) = f.neighbors(other_leaf).find(|(_, r)| f.node(r.node).is_switch()).unwrap();
-        assert_eq!(other_root.node, root.node, "both leaves hang off every root in this tree");
+        let (_, other_root) = f
+            .neighbors(other_leaf)
+            .find(|(_, r)| f.node(r.node).is_switch())
+            .unwrap();
+        assert_eq!(
+            other_root.node, root.node,
+            "both leaves hang off every root in this tree"
+        );
         t.set(leaf, root_lid, up);
         let text = render(&f, &t);
         let block: String = text
@@ -455,14 +555,27 @@ mod tests {
             .to_owned();
         assert!(block.contains("\n0x0001 : 001  : 01   : yes\n"), "{block}");
         assert!(block.contains("\n0x0002 : UNREACHABLE\n"));
-        assert!(block.contains(&format!("\n0x{:04X} : {up:03}  : 02   : yes\n", f.node_lid(other_leaf).0)));
-        assert!(block.contains(&format!("\n0x0005 : {up:03}  : 03   : yes\n")), "{block}");
+        assert!(block.contains(&format!(
+            "\n0x{:04X} : {up:03}  : 02   : yes\n",
+            f.node_lid(other_leaf).0
+        )));
+        assert!(
+            block.contains(&format!("\n0x0005 : {up:03}  : 03   : yes\n")),
+            "{block}"
+        );
         assert!(block.contains("\n0x0006 : 002  : HOPS UNKNOWN\n"));
-        assert!(block.contains(&format!("\n0x{:04X} : 000  : 00   : yes\n", f.node_lid(leaf).0)));
+        assert!(block.contains(&format!(
+            "\n0x{:04X} : 000  : 00   : yes\n",
+            f.node_lid(leaf).0
+        )));
         assert!(block.contains(&format!("\n0x{:04X} : {up:03}  : 01   : yes\n", root_lid.0)));
         // Now a real detour: reach the root's LID through the other leaf's port to it.
         let mut t2 = t.clone();
-        let (via, _) = f.neighbors(leaf).filter(|(_, r)| f.node(r.node).is_switch()).nth(1).unwrap();
+        let (via, _) = f
+            .neighbors(leaf)
+            .filter(|(_, r)| f.node(r.node).is_switch())
+            .nth(1)
+            .unwrap();
         t2.set(leaf, root_lid, via);
         let text2 = render(&f, &t2);
         assert!(
@@ -482,12 +595,14 @@ mod tests {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/interop/fdbs/");
         let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
         let tree = preset("4-ary-2-full").unwrap().build().unwrap();
-        let ring = super::super::subnet_lst::parse(&read("ring8-file/opensm-subnet.lst"), "lst").unwrap();
+        let ring =
+            super::super::subnet_lst::parse(&read("ring8-file/opensm-subnet.lst"), "lst").unwrap();
         for (f, sub) in [(&tree, "4-ary-2-full-minhop"), (&ring, "ring8-file")] {
-            let t = super::super::lfts_dump::parse(&read(&format!("{sub}/opensm-lfts.dump")), "lfts")
-                .unwrap()
-                .to_tables(f)
-                .unwrap();
+            let t =
+                super::super::lfts_dump::parse(&read(&format!("{sub}/opensm-lfts.dump")), "lfts")
+                    .unwrap()
+                    .to_tables(f)
+                    .unwrap();
             let theirs = read(&format!("{sub}/opensm.fdbs"));
             assert_eq!(render(f, &t), theirs, "{sub}");
             assert_eq!(parse(&theirs, "fdbs").unwrap().to_tables(f).unwrap(), t);
@@ -497,10 +612,11 @@ mod tests {
         assert!(ring_fdbs.contains("0x0004 : 004  : HOPS UNKNOWN\n"));
         // ibroute read the minhop tables back from ibsim (`-n` for all switches but the
         // last, `-a` with destinations for the last).
-        let t = super::super::lfts_dump::parse(&read("4-ary-2-full-minhop/opensm-lfts.dump"), "lfts")
-            .unwrap()
-            .to_tables(&tree)
-            .unwrap();
+        let t =
+            super::super::lfts_dump::parse(&read("4-ary-2-full-minhop/opensm-lfts.dump"), "lfts")
+                .unwrap()
+                .to_tables(&tree)
+                .unwrap();
         let back = parse_ibroute(&read("4-ary-2-full-minhop/ibroute.txt"), "ibroute.txt").unwrap();
         assert_eq!(back.switches.len(), 12);
         assert_eq!(back.to_tables(&tree).unwrap(), t);
@@ -528,13 +644,34 @@ mod tests {
     #[test]
     fn errors_name_file_and_line() {
         let cases: &[(&str, &str)] = &[
-            ("0x0001 : 001  : 01   : yes\n", "d:1: expected a 'dump_ucast_routes: Switch 0x...' header"),
-            ("dump_ucast_routes: Switch zz\n", "d:1: expected 'dump_ucast_routes: Switch 0x<guid>'"),
-            ("dump_ucast_routes: Switch 0x1\n0xZZ : 001\n", "d:2: bad LID '0xZZ'"),
-            ("dump_ucast_routes: Switch 0x1\n0xC000 : 001\n", "d:2: LID 0xC000 is not a unicast LID"),
-            ("dump_ucast_routes: Switch 0x1\n0x0001 : 300\n", "d:2: bad port number '300'"),
-            ("dump_ucast_routes: Switch 0x1\n0x0001\n", "d:2: expected '0xLID : PORT : HOPS : OPTIMAL'"),
-            ("dump_ucast_routes: Switch 0x1\n0x0001 : 1\n0x0001 : UNREACHABLE\n", "d:3: LID 0x0001 is already listed"),
+            (
+                "0x0001 : 001  : 01   : yes\n",
+                "d:1: expected a 'dump_ucast_routes: Switch 0x...' header",
+            ),
+            (
+                "dump_ucast_routes: Switch zz\n",
+                "d:1: expected 'dump_ucast_routes: Switch 0x<guid>'",
+            ),
+            (
+                "dump_ucast_routes: Switch 0x1\n0xZZ : 001\n",
+                "d:2: bad LID '0xZZ'",
+            ),
+            (
+                "dump_ucast_routes: Switch 0x1\n0xC000 : 001\n",
+                "d:2: LID 0xC000 is not a unicast LID",
+            ),
+            (
+                "dump_ucast_routes: Switch 0x1\n0x0001 : 300\n",
+                "d:2: bad port number '300'",
+            ),
+            (
+                "dump_ucast_routes: Switch 0x1\n0x0001\n",
+                "d:2: expected '0xLID : PORT : HOPS : OPTIMAL'",
+            ),
+            (
+                "dump_ucast_routes: Switch 0x1\n0x0001 : 1\n0x0001 : UNREACHABLE\n",
+                "d:3: LID 0x0001 is already listed",
+            ),
             (
                 "dump_ucast_routes: Switch 0x1\ndump_ucast_routes: Switch 0x1\n",
                 "d:2: switch 0x0000000000000001 is already listed at line 1",
@@ -551,11 +688,15 @@ mod tests {
             "d:1: switch 0x0000000000000099 is not a switch of the fabric"
         );
         let big = "dump_ucast_routes: Switch 0x200000\nLID    : Port : Hops : Optimal\n0x0001 : 009  : 01   : yes\n";
-        assert!(problem(parse(big, "d").unwrap().to_tables(&f)).starts_with("d:3: port 9 does not exist on switch"));
+        assert!(problem(parse(big, "d").unwrap().to_tables(&f))
+            .starts_with("d:3: port 9 does not exist on switch"));
         assert!(problem(parse_ibroute("0x0001 001\n", "r"))
             .starts_with("r:1: expected an ibroute 'Unicast lids ...' header"));
-        assert!(problem(parse_ibroute("Unicast lids [0x0-0x1] of switch Lid x\n", "r"))
-            .starts_with("r:1: cannot parse ibroute header"));
+        assert!(problem(parse_ibroute(
+            "Unicast lids [0x0-0x1] of switch Lid x\n",
+            "r"
+        ))
+        .starts_with("r:1: cannot parse ibroute header"));
         let other = preset("8-ary-2").unwrap().build().unwrap();
         assert!(write(&f, &ForwardingTables::new(&other), &mut Vec::new()).is_err());
     }
@@ -583,7 +724,9 @@ mod tests {
 #[test]
 #[ignore = "needs OpenSM dumps; see the doc comment"]
 fn fdbs_match_opensm() {
-    let Ok(spec) = std::env::var("IBCLOUD_FDBS_CHECK") else { return };
+    let Ok(spec) = std::env::var("IBCLOUD_FDBS_CHECK") else {
+        return;
+    };
     for one in spec.split(',') {
         let (name, dir) = one.split_once(':').unwrap();
         let f = if name == "lst" {
@@ -595,13 +738,17 @@ fn fdbs_match_opensm() {
             crate::generate::preset(name).unwrap().build().unwrap()
         };
         let lfts = std::fs::read_to_string(format!("{dir}/opensm-lfts.dump")).unwrap();
-        let t = super::lfts_dump::parse(&lfts, "lfts").unwrap().to_tables(&f).unwrap();
+        let t = super::lfts_dump::parse(&lfts, "lfts")
+            .unwrap()
+            .to_tables(&f)
+            .unwrap();
         drop(lfts);
         if let Ok(text) = std::fs::read_to_string(format!("{dir}/ibroute.txt")) {
             let back = parse_ibroute(&text, "ibroute.txt").unwrap();
             let n = back.switches.len();
             let mut theirs = back.to_tables(&f).unwrap();
-            let listed: std::collections::HashSet<Guid> = back.switches.iter().map(|s| s.guid).collect();
+            let listed: std::collections::HashSet<Guid> =
+                back.switches.iter().map(|s| s.guid).collect();
             for (id, table) in t.iter() {
                 if !listed.contains(&f.node(id).guid) {
                     for (lid, &p) in table.iter().enumerate() {
@@ -612,7 +759,9 @@ fn fdbs_match_opensm() {
             assert_eq!(theirs, t, "ibroute read back the dump's tables");
             eprintln!("{name}: ibroute.txt holds {n} switch tables, all equal to the dump");
         }
-        let Ok(theirs) = std::fs::read_to_string(format!("{dir}/opensm.fdbs")) else { continue };
+        let Ok(theirs) = std::fs::read_to_string(format!("{dir}/opensm.fdbs")) else {
+            continue;
+        };
         let t0 = std::time::Instant::now();
         let mut ours = Vec::new();
         write(&f, &t, &mut ours).unwrap();

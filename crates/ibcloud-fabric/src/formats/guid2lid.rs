@@ -36,8 +36,15 @@ pub fn parse(text: &str, file: &str) -> Result<Guid2Lid, FabricError> {
             continue;
         }
         let mut words = line.split_whitespace();
-        let (Some(g), Some(lo), Some(hi), None) = (words.next(), words.next(), words.next(), words.next()) else {
-            return Err(err(file, no, format!("expected 'GUID FIRST_LID LAST_LID', found '{line}'")).into());
+        let (Some(g), Some(lo), Some(hi), None) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            return Err(err(
+                file,
+                no,
+                format!("expected 'GUID FIRST_LID LAST_LID', found '{line}'"),
+            )
+            .into());
         };
         let guid = parse_u64(g, false)
             .filter(|&g| g != 0)
@@ -46,14 +53,26 @@ pub fn parse(text: &str, file: &str) -> Result<Guid2Lid, FabricError> {
         let lid = |w: &str| -> Result<Lid, FabricError> {
             let v = parse_u64(w, false).ok_or_else(|| err(file, no, format!("bad LID '{w}'")))?;
             let l = u16::try_from(v).ok().map(Lid).filter(|l| l.is_unicast());
-            l.ok_or_else(|| err(file, no, format!("LID {w} is not a unicast LID (0x0001-0xbfff)")).into())
+            l.ok_or_else(|| {
+                err(
+                    file,
+                    no,
+                    format!("LID {w} is not a unicast LID (0x0001-0xbfff)"),
+                )
+                .into()
+            })
         };
         let (lo, hi) = (lid(lo)?, lid(hi)?);
         if lo > hi {
             return Err(err(file, no, format!("first LID {lo} is above last LID {hi}")).into());
         }
         if let Some(first) = guid_line.insert(guid, no) {
-            return Err(err(file, no, format!("port GUID {guid} is already listed at line {first}")).into());
+            return Err(err(
+                file,
+                no,
+                format!("port GUID {guid} is already listed at line {first}"),
+            )
+            .into());
         }
         // The nearest range starting at or below `hi` is the only one that can overlap.
         if let Some((&o_lo, &(o_hi, o_guid, o_line))) = ranges.range(..=hi.0).next_back() {
@@ -115,7 +134,9 @@ mod tests {
         let mut out = Vec::new();
         write(&map, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.starts_with("0x0000000000100001 0x0003 0x0003\n\n0x0000000000100004 0x0004 0x0004\n\n"));
+        assert!(text.starts_with(
+            "0x0000000000100001 0x0003 0x0003\n\n0x0000000000100004 0x0004 0x0004\n\n"
+        ));
         assert!(text.contains("0x0002c90300000010 0x0010 0x0013\n\n"));
         assert_eq!(parse(&text, "x").unwrap(), map);
         // Every fixture line appears verbatim in what we write.
@@ -138,13 +159,20 @@ mod tests {
         assert!(problem("0x10 0 0\n").contains("g2l:1: LID 0 is not a unicast LID"));
         assert!(problem("0x10 0xc000 0xc000\n").contains("not a unicast LID"));
         assert!(problem("0x10 0x10000 0x10000\n").contains("not a unicast LID"));
-        assert_eq!(problem("0x10 5 4\n"), "g2l:1: first LID 0x0005 is above last LID 0x0004");
-        assert_eq!(problem("0x10 1 1\n0x10 2 2\n"), "g2l:2: port GUID 0x0000000000000010 is already listed at line 1");
+        assert_eq!(
+            problem("0x10 5 4\n"),
+            "g2l:1: first LID 0x0005 is above last LID 0x0004"
+        );
+        assert_eq!(
+            problem("0x10 1 1\n0x10 2 2\n"),
+            "g2l:2: port GUID 0x0000000000000010 is already listed at line 1"
+        );
         assert_eq!(
             problem("0x10 4 7\n\n0x20 8 8\n\n0x30 7 7\n"),
             "g2l:5: LID 0x0007 of 0x0000000000000030 is also held by 0x0000000000000010 (line 1): LID collision"
         );
-        assert!(problem("0x30 2 9\n0x10 4 4\n").contains("g2l:2: LID 0x0004 of 0x0000000000000010 is also held by"));
+        assert!(problem("0x30 2 9\n0x10 4 4\n")
+            .contains("g2l:2: LID 0x0004 of 0x0000000000000010 is also held by"));
         assert!(problem("0x10 1\n").contains("expected 'GUID FIRST_LID LAST_LID'"));
         assert!(problem("0x10 1 1 1\n").contains("expected"));
     }

@@ -23,8 +23,8 @@
 
 use super::text::assemble::{Assembler, PortDecl};
 use super::text::{
-    cable_port, err, guid_of_discover_id, numbered_lines, parse_u64, take_bracketed_num, take_parenthesized,
-    take_quoted, take_word, unwritable_description, DiscoverId,
+    cable_port, err, guid_of_discover_id, numbered_lines, parse_u64, take_bracketed_num,
+    take_parenthesized, take_quoted, take_word, unwritable_description, DiscoverId,
 };
 use crate::error::{FabricError, ParseError};
 use crate::ids::{Guid, NodeId};
@@ -97,8 +97,12 @@ struct Reader<'t> {
 }
 
 fn read<'t>(text: &'t str, file: &'t str) -> Result<Fabric, ParseError> {
-    let mut r =
-        Reader { file, asm: Assembler::new(file, text.len()), pending: Pending::default(), current: None };
+    let mut r = Reader {
+        file,
+        asm: Assembler::new(file, text.len()),
+        pending: Pending::default(),
+        current: None,
+    };
     for (no, raw) in numbered_lines(text) {
         let line = raw.trim();
         if line.is_empty() {
@@ -151,9 +155,15 @@ impl<'t> Reader<'t> {
     fn number(&self, no: usize, value: &str, max: u64, what: &str) -> Result<u64, ParseError> {
         match parse_u64(value, false) {
             Some(v) if v <= max => Ok(v),
-            Some(v) => Err(self.err(no, format!("{what} {v:#x} is out of range (at most {max:#x})"))),
+            Some(v) => Err(self.err(
+                no,
+                format!("{what} {v:#x} is out of range (at most {max:#x})"),
+            )),
             None if value.is_empty() => Err(self.err(no, format!("missing {what}"))),
-            None => Err(self.err(no, format!("bad {what} '{value}': expected a number such as 0x2c9"))),
+            None => Err(self.err(
+                no,
+                format!("bad {what} '{value}': expected a number such as 0x2c9"),
+            )),
         }
     }
 
@@ -162,8 +172,8 @@ impl<'t> Reader<'t> {
         if !s.trim_start().starts_with('(') {
             return Ok((None, s));
         }
-        let (hex, rest) =
-            take_parenthesized(s).ok_or_else(|| self.err(no, "truncated port GUID: '(' without ')'"))?;
+        let (hex, rest) = take_parenthesized(s)
+            .ok_or_else(|| self.err(no, "truncated port GUID: '(' without ')'"))?;
         let guid = parse_u64(hex, true)
             .ok_or_else(|| self.err(no, format!("bad port GUID '{hex}': expected hex digits")))?;
         Ok((Some(Guid(guid)), rest))
@@ -246,25 +256,38 @@ impl<'t> Reader<'t> {
                 ),
             ));
         }
-        let num_ports: u32 = count.parse().map_err(|_| self.err(no, format!("bad port count '{count}'")))?;
+        let num_ports: u32 = count
+            .parse()
+            .map_err(|_| self.err(no, format!("bad port count '{count}'")))?;
         let after = after.trim_start();
         if !after.starts_with('"') {
-            return Err(
-                self.err(no, "truncated node header: expected the quoted node name after the port count")
-            );
+            return Err(self.err(
+                no,
+                "truncated node header: expected the quoted node name after the port count",
+            ));
         }
-        let (id, rest) = take_quoted(after)
-            .ok_or_else(|| self.err(no, "truncated node header: the node name has no closing quote"))?;
+        let (id, rest) = take_quoted(after).ok_or_else(|| {
+            self.err(
+                no,
+                "truncated node header: the node name has no closing quote",
+            )
+        })?;
         if id.is_empty() {
             return Err(self.err(no, "empty node name"));
         }
         let rest = rest.trim();
         let (desc, tail) = match rest.strip_prefix('#').map(str::trim_start) {
             None if rest.is_empty() => (id, ""),
-            None => return Err(self.err(no, format!("unexpected text '{rest}' after the node name"))),
+            None => {
+                return Err(self.err(no, format!("unexpected text '{rest}' after the node name")))
+            }
             Some("") => (id, ""),
-            Some(c) if c.starts_with('"') => take_quoted(c)
-                .ok_or_else(|| self.err(no, "truncated node header: the description has no closing quote"))?,
+            Some(c) if c.starts_with('"') => take_quoted(c).ok_or_else(|| {
+                self.err(
+                    no,
+                    "truncated node header: the description has no closing quote",
+                )
+            })?,
             Some(_) => return Err(self.err(no, "expected the quoted node description after '#'")),
         };
         let (mut esp0, mut lid, mut lmc) = (false, None, None);
@@ -329,11 +352,17 @@ impl<'t> Reader<'t> {
         spec.device_id = self.pending.devid.take().unwrap_or(0);
         spec.enhanced_port0 = esp0;
         let node = self.asm.add_node(id, no, spec)?;
-        if let Some(GuidLine { port0: Some(p0), line, .. }) = guid_line {
+        if let Some(GuidLine {
+            port0: Some(p0),
+            line,
+            ..
+        }) = guid_line
+        {
             self.asm.claim_guid(node, 0, p0, line)?;
         }
         if lid.is_some() || lmc.is_some() {
-            self.asm.claim_lid(node, 0, lid.unwrap_or(0), Some(lmc.unwrap_or(0)), no)?;
+            self.asm
+                .claim_lid(node, 0, lid.unwrap_or(0), Some(lmc.unwrap_or(0)), no)?;
         }
         self.current = Some(node);
         Ok(())
@@ -341,22 +370,33 @@ impl<'t> Reader<'t> {
 
     fn port_line(&mut self, no: usize, line: &'t str) -> Result<(), ParseError> {
         let Some(node) = self.current else {
-            return Err(
-                self.err(no, "port line outside a node: port lines must directly follow their node's header")
-            );
+            return Err(self.err(
+                no,
+                "port line outside a node: port lines must directly follow their node's header",
+            ));
         };
         let (kind, _) = self.asm.node_shape(node);
-        let (p, rest) = take_bracketed_num(line)
-            .ok_or_else(|| self.err(no, "bad port number: expected [N] at the start of the port line"))?;
+        let (p, rest) = take_bracketed_num(line).ok_or_else(|| {
+            self.err(
+                no,
+                "bad port number: expected [N] at the start of the port line",
+            )
+        })?;
         let port = cable_port(self.file, no, p, "port")?;
         let (own_guid, rest) = self.paren_guid(no, skip_ext(rest))?;
         let rest = rest.trim_start();
         if !rest.starts_with('"') {
-            return Err(self
-                .err(no, "truncated port line: expected the quoted remote node name after the port number"));
+            return Err(self.err(
+                no,
+                "truncated port line: expected the quoted remote node name after the port number",
+            ));
         }
-        let (remote, rest) = take_quoted(rest)
-            .ok_or_else(|| self.err(no, "truncated port line: the remote node name has no closing quote"))?;
+        let (remote, rest) = take_quoted(rest).ok_or_else(|| {
+            self.err(
+                no,
+                "truncated port line: the remote node name has no closing quote",
+            )
+        })?;
         let (rp, rest) = take_bracketed_num(rest).ok_or_else(|| {
             self.err(
                 no,
@@ -369,12 +409,18 @@ impl<'t> Reader<'t> {
         let comment = match rest.strip_prefix('#') {
             Some(c) => self.port_comment(no, c, kind)?,
             None if rest.is_empty() => PortComment::default(),
-            None => return Err(self.err(no, format!("unexpected text '{rest}' after the remote port"))),
+            None => {
+                return Err(self.err(
+                    no,
+                    format!("unexpected text '{rest}' after the remote port"),
+                ))
+            }
         };
         if kind == NodeKind::Switch && own_guid.is_some() {
-            return Err(
-                self.err(no, "switch port lines carry no port GUID; only CA and router ports have one")
-            );
+            return Err(self.err(
+                no,
+                "switch port lines carry no port GUID; only CA and router ports have one",
+            ));
         }
         self.asm.add_port(PortDecl {
             node,
@@ -390,7 +436,8 @@ impl<'t> Reader<'t> {
             self.asm.claim_guid(node, port, g, no)?;
         }
         if let Some(l) = comment.own_lid {
-            self.asm.claim_lid(node, port, l, Some(comment.own_lmc.unwrap_or(0)), no)?;
+            self.asm
+                .claim_lid(node, port, l, Some(comment.own_lmc.unwrap_or(0)), no)?;
         }
         Ok(())
     }
@@ -398,7 +445,12 @@ impl<'t> Reader<'t> {
     /// Switch ports: `"far desc" lid <far LID> <rate>`; CA and router ports:
     /// `lid <own LID> lmc <own LMC> "far desc" lid <far LID> <rate>`.
     /// Words after the rate (`s=4 w=2 v=4` of `-f`, `(scp)`) are remarks.
-    fn port_comment(&self, no: usize, c: &'t str, kind: NodeKind) -> Result<PortComment<'t>, ParseError> {
+    fn port_comment(
+        &self,
+        no: usize,
+        c: &'t str,
+        kind: NodeKind,
+    ) -> Result<PortComment<'t>, ParseError> {
         let mut out = PortComment::default();
         let mut t = c;
         if kind != NodeKind::Switch {
@@ -418,7 +470,10 @@ impl<'t> Reader<'t> {
         let trimmed = t.trim_start();
         if trimmed.starts_with('"') {
             let (_, r) = take_quoted(trimmed).ok_or_else(|| {
-                self.err(no, "truncated comment: the remote description has no closing quote")
+                self.err(
+                    no,
+                    "truncated comment: the remote description has no closing quote",
+                )
             })?;
             t = r;
         }
@@ -442,18 +497,31 @@ impl<'t> Reader<'t> {
             Some(rest) => (None, rest),
             None => {
                 let x = token.find(['x', 'X']).ok_or_else(|| {
-                    self.err(no, format!("bad link rate '{token}': expected width and speed such as 4xQDR"))
+                    self.err(
+                        no,
+                        format!("bad link rate '{token}': expected width and speed such as 4xQDR"),
+                    )
                 })?;
-                let w = token[..=x].parse::<LinkWidth>().map_err(|m| self.err(no, m))?;
+                let w = token[..=x]
+                    .parse::<LinkWidth>()
+                    .map_err(|m| self.err(no, m))?;
                 (Some(w), &token[x + 1..])
             }
         };
         let speed = if speed.bytes().all(|b| b == b'?') {
             None
         } else {
-            Some(speed.parse::<LinkSpeed>().map_err(|m| self.err(no, format!("{m} in '{token}'")))?)
+            Some(
+                speed
+                    .parse::<LinkSpeed>()
+                    .map_err(|m| self.err(no, format!("{m} in '{token}'")))?,
+            )
         };
-        Ok(RateSeen { token: Some(token), width, speed })
+        Ok(RateSeen {
+            token: Some(token),
+            width,
+            speed,
+        })
     }
 }
 
@@ -486,7 +554,10 @@ fn resolve_rate(
             Ok(LinkRate::default())
         }
         _ => {
-            let stated = std::iter::once(a).chain(b).find(|d| d.rate.token.is_some()).unwrap_or(a);
+            let stated = std::iter::once(a)
+                .chain(b)
+                .find(|d| d.rate.token.is_some())
+                .unwrap_or(a);
             Err(format!(
                 "link rate '{}' on line {} does not name the {}, and the other end does not either",
                 stated.rate.token.unwrap_or(""),
@@ -507,7 +578,10 @@ pub fn write(fabric: &Fabric, out: &mut impl Write) -> io::Result<()> {
         if let Some(why) = unwritable_description(&n.description) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("description of node {} {why}, which ibnetdiscover files cannot hold", n.guid),
+                format!(
+                    "description of node {} {why}, which ibnetdiscover files cannot hold",
+                    n.guid
+                ),
             ));
         }
     }
@@ -518,7 +592,10 @@ pub fn write(fabric: &Fabric, out: &mut impl Write) -> io::Result<()> {
         .or_else(|| fabric.iter_nodes().next().map(|(id, _)| id))
         .map(|id| {
             let n = fabric.node(id);
-            (n.guid.0, fabric.ports(id)[if n.is_switch() { 0 } else { 1 }].guid.0)
+            (
+                n.guid.0,
+                fabric.ports(id)[if n.is_switch() { 0 } else { 1 }].guid.0,
+            )
         })
         .unwrap_or((0, 0));
     write!(w, "#\n# Topology file: generated by ibcloud\n#\n# Initiated from node {from_node:016x} port {from_port:016x}\n")?;
@@ -531,7 +608,11 @@ pub fn write(fabric: &Fabric, out: &mut impl Write) -> io::Result<()> {
 }
 
 fn write_node(w: &mut impl Write, fabric: &Fabric, id: NodeId, n: &Node) -> io::Result<()> {
-    write!(w, "\nvendid=0x{:x}\ndevid=0x{:x}\n", n.vendor_id, n.device_id)?;
+    write!(
+        w,
+        "\nvendid=0x{:x}\ndevid=0x{:x}\n",
+        n.vendor_id, n.device_id
+    )?;
     if n.system_image_guid.0 != 0 {
         writeln!(w, "sysimgguid=0x{:x}", n.system_image_guid.0)?;
     }
@@ -551,9 +632,17 @@ fn write_node(w: &mut impl Write, fabric: &Fabric, id: NodeId, n: &Node) -> io::
             )?;
         }
         NodeKind::Ca | NodeKind::Router => {
-            let (key, word) = if n.kind == NodeKind::Ca { ("ca", "Ca") } else { ("rt", "Rt") };
+            let (key, word) = if n.kind == NodeKind::Ca {
+                ("ca", "Ca")
+            } else {
+                ("rt", "Rt")
+            };
             writeln!(w, "{key}guid=0x{:x}", n.guid.0)?;
-            writeln!(w, "{word}\t{} \"{me}\"\t\t# \"{}\"", n.num_ports, n.description)?;
+            writeln!(
+                w,
+                "{word}\t{} \"{me}\"\t\t# \"{}\"",
+                n.num_ports, n.description
+            )?;
         }
     }
     for (p, port) in ports.iter().enumerate().skip(1) {
@@ -561,14 +650,22 @@ fn write_node(w: &mut impl Write, fabric: &Fabric, id: NodeId, n: &Node) -> io::
         let far = fabric.node(r.node);
         let far_ports = fabric.ports(r.node);
         let far_port = &far_ports[r.port as usize];
-        let far_lid = if far.is_switch() { far_ports[0].lid.0 } else { far_port.lid.0 };
+        let far_lid = if far.is_switch() {
+            far_ports[0].lid.0
+        } else {
+            far_port.lid.0
+        };
         let far_id = DiscoverId(far.kind, far.guid);
         if n.is_switch() {
             write!(w, "[{p}]\t\"{far_id}\"[{}]", r.port)?;
             if !far.is_switch() {
                 write!(w, "({:x}) ", far_port.guid.0)?;
             }
-            writeln!(w, "\t\t# \"{}\" lid {far_lid} {}", far.description, port.rate)?;
+            writeln!(
+                w,
+                "\t\t# \"{}\" lid {far_lid} {}",
+                far.description, port.rate
+            )?;
         } else {
             write!(w, "[{p}]({:x}) \t\"{far_id}\"[{}]", port.guid.0, r.port)?;
             if !far.is_switch() {
@@ -623,8 +720,14 @@ mod tests {
         let f = zoo(false);
         round_trip(&f);
         let text = render(&f);
-        assert!(text.contains("Rt\t2 \"R-0002c90400000100\"\t\t# \"gateway\"\n"), "{text}");
-        assert!(text.contains("# \"spine #1 w=2 lid 7\" enhanced port 0 lid 1 lmc 0\n"), "{text}");
+        assert!(
+            text.contains("Rt\t2 \"R-0002c90400000100\"\t\t# \"gateway\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# \"spine #1 w=2 lid 7\" enhanced port 0 lid 1 lmc 0\n"),
+            "{text}"
+        );
         assert!(text.contains(
             "[1](2c90300000201) \t\"S-0002c90200002000\"[1]\t\t# lid 8 lmc 2 \"leaf\" lid 2 4xFDR10\n"
         ));
@@ -637,7 +740,10 @@ mod tests {
         let (a, b) = (render(&f), render(&f));
         assert_eq!(a, b);
         let lines: Vec<&str> = a.lines().collect();
-        assert_eq!(lines[3], "# Initiated from node 0002c90300000100 port 0002c90300000101");
+        assert_eq!(
+            lines[3],
+            "# Initiated from node 0002c90300000100 port 0002c90300000101"
+        );
         assert_eq!(
             &lines[5..10],
             [
@@ -663,16 +769,26 @@ mod tests {
     #[test]
     fn the_fixture_from_real_ibnetdiscover_parses() {
         let f = parse(FIXTURE, "ibnetdiscover-example.txt").unwrap();
-        assert_eq!((f.count(NodeKind::Switch), f.count(NodeKind::Ca), f.num_links()), (2, 4, 6));
+        assert_eq!(
+            (
+                f.count(NodeKind::Switch),
+                f.count(NodeKind::Ca),
+                f.num_links()
+            ),
+            (2, 4, 6)
+        );
         let hca4 = f.node_by_guid(Guid(0x100009)).unwrap();
         assert_eq!(f.node(hca4).description, "Hca4");
         assert_eq!(f.ports(hca4)[1].guid, Guid(0x10000a));
         let s1 = f.node_by_guid(Guid(0x200000)).unwrap();
         assert_eq!(
-            f.remote(PortRef::new(s1, 5)).map(|r| (f.node(r.node).guid, r.port)),
+            f.remote(PortRef::new(s1, 5))
+                .map(|r| (f.node(r.node).guid, r.port)),
             Some((Guid(0x200001), 5))
         );
-        assert!(f.links().all(|l| f.port(l.a).unwrap().rate == LinkRate::new(LinkWidth::X4, LinkSpeed::Sdr)));
+        assert!(f
+            .links()
+            .all(|l| f.port(l.a).unwrap().rate == LinkRate::new(LinkWidth::X4, LinkSpeed::Sdr)));
         assert_eq!(f.node_lid(s1), Lid(0));
         round_trip(&f);
     }
@@ -704,10 +820,18 @@ mod tests {
             LinkRate::new(LinkWidth::X12, LinkSpeed::Edr),
             "unknown speed taken from the far end"
         );
-        assert_eq!(rate(3), LinkRate::new(LinkWidth::X4, LinkSpeed::Ddr), "halves from both ends");
+        assert_eq!(
+            rate(3),
+            LinkRate::new(LinkWidth::X4, LinkSpeed::Ddr),
+            "halves from both ends"
+        );
         assert_eq!(rate(4), LinkRate::default(), "no rate on either end");
         let h3 = f.node_by_guid(Guid(0x40)).unwrap();
-        assert_eq!(f.node(h3).description, "H-0000000000000040", "no description: the id");
+        assert_eq!(
+            f.node(h3).description,
+            "H-0000000000000040",
+            "no description: the id"
+        );
         assert_eq!(f.ports(f.node_by_guid(Guid(0x10)).unwrap())[2].lid, Lid(5));
     }
 
@@ -747,25 +871,46 @@ mod tests {
 
     #[test]
     fn truncated_lines_are_refused() {
-        assert_error(parse(&edit(2, "Switch\t8 \"S-00000000"), "t"), "t", 2, "no closing quote");
-        assert_error(parse(&edit(2, "Switch"), "t"), "t", 2, "truncated node header");
+        assert_error(
+            parse(&edit(2, "Switch\t8 \"S-00000000"), "t"),
+            "t",
+            2,
+            "no closing quote",
+        );
+        assert_error(
+            parse(&edit(2, "Switch"), "t"),
+            "t",
+            2,
+            "truncated node header",
+        );
         assert_error(
             parse(&edit(3, "[1]\t\"H-0000000000000010\""), "t"),
             "t",
             3,
             "expected the remote port number",
         );
-        assert_error(parse(&edit(3, "[1]\t\"H-00000"), "t"), "t", 3, "no closing quote");
+        assert_error(
+            parse(&edit(3, "[1]\t\"H-00000"), "t"),
+            "t",
+            3,
+            "no closing quote",
+        );
         assert_error(parse(&edit(3, "[1"), "t"), "t", 3, "bad port number");
         assert_error(parse(&edit(7, "[1](11"), "t"), "t", 7, "'(' without ')'");
         assert_error(
-            parse(&edit(3, "[1]\t\"H-0000000000000010\"[1](11) \t\t# \"host"), "t"),
+            parse(
+                &edit(3, "[1]\t\"H-0000000000000010\"[1](11) \t\t# \"host"),
+                "t",
+            ),
             "t",
             3,
             "no closing quote",
         );
         assert_error(
-            parse(&edit(3, "[1]\t\"H-0000000000000010\"[1](11) \t\t# \"host\" lid"), "t"),
+            parse(
+                &edit(3, "[1]\t\"H-0000000000000010\"[1](11) \t\t# \"host\" lid"),
+                "t",
+            ),
             "t",
             3,
             "missing LID",
@@ -783,8 +928,18 @@ mod tests {
             6,
             "unknown node type 'Gateway'",
         );
-        assert_error(parse(&edit(4, "hello world"), "t"), "t", 4, "unrecognised line");
-        assert_error(parse(&edit(5, "nodeguid=0x10"), "t"), "t", 5, "unknown setting 'nodeguid='");
+        assert_error(
+            parse(&edit(4, "hello world"), "t"),
+            "t",
+            4,
+            "unrecognised line",
+        );
+        assert_error(
+            parse(&edit(5, "nodeguid=0x10"), "t"),
+            "t",
+            5,
+            "unknown setting 'nodeguid='",
+        );
         assert_error(
             parse(&edit(2, "Ca\t8 \"S-0000000000000020\""), "t"),
             "t",
@@ -831,7 +986,12 @@ mod tests {
             2,
             "a node has 1 to 254",
         );
-        assert_error(parse(&edit(2, "Switch\t0 \"S-0000000000000020\""), "t"), "t", 2, "a node has 1 to 254");
+        assert_error(
+            parse(&edit(2, "Switch\t0 \"S-0000000000000020\""), "t"),
+            "t",
+            2,
+            "a node has 1 to 254",
+        );
     }
 
     #[test]
@@ -839,10 +999,15 @@ mod tests {
         let text = SMALL.to_owned()
             + "\ncaguid=0x30\nCa\t1 \"H-0000000000000030\"\t\t# \"other\"\n[1](31) \t\"S-0000000000000020\"[2]\n";
         assert!(parse(&text, "t").is_ok());
-        let wrong_far =
-            text.replace("[1](11) \t\"S-0000000000000020\"[1]", "[1](11) \t\"S-0000000000000020\"[2]");
+        let wrong_far = text.replace(
+            "[1](11) \t\"S-0000000000000020\"[1]",
+            "[1](11) \t\"S-0000000000000020\"[2]",
+        );
         assert_error(parse(&wrong_far, "t"), "t", 7, "link described differently on its two ends: line 3 says 'S-0000000000000020'[1] -> 'H-0000000000000010'[1], line 7 says");
-        let rates = edit(7, "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 1 lmc 0 \"sw\" lid 2 4xSDR");
+        let rates = edit(
+            7,
+            "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 1 lmc 0 \"sw\" lid 2 4xSDR",
+        );
         assert_error(
             parse(&rates, "t"),
             "t",
@@ -851,7 +1016,10 @@ mod tests {
         );
         let guids = edit(7, "[1](99) \t\"S-0000000000000020\"[1]");
         assert_error(parse(&guids, "t"), "t", 7, "port GUID of 'H-0000000000000010' port 1 is given as 0x0000000000000099 here but as 0x0000000000000011 on line 3");
-        let lids = edit(7, "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 6 lmc 0 \"sw\" lid 2 4xQDR");
+        let lids = edit(
+            7,
+            "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 6 lmc 0 \"sw\" lid 2 4xQDR",
+        );
         assert_error(
             parse(&lids, "t"),
             "t",
@@ -859,7 +1027,11 @@ mod tests {
             "LID of 'H-0000000000000010' port 1 is given as 6 here but as 1 on line 3",
         );
         let one_sided = edit(7, "");
-        assert_eq!(parse(&one_sided, "t").unwrap().num_links(), 1, "a link listed from one end is accepted");
+        assert_eq!(
+            parse(&one_sided, "t").unwrap().num_links(),
+            1,
+            "a link listed from one end is accepted"
+        );
     }
 
     #[test]
@@ -882,8 +1054,14 @@ mod tests {
             10,
             "duplicate node GUID 0x0000000000000010: 'H-0000000000000010' has it too (line 6)",
         );
-        let name = SMALL.to_owned() + "\ncaguid=0x30\nCa\t1 \"dup\"\n\ncaguid=0x40\nCa\t1 \"dup\"\n";
-        assert_error(parse(&name, "t"), "t", 13, "duplicate node name 'dup' (first declared on line 10)");
+        let name =
+            SMALL.to_owned() + "\ncaguid=0x30\nCa\t1 \"dup\"\n\ncaguid=0x40\nCa\t1 \"dup\"\n";
+        assert_error(
+            parse(&name, "t"),
+            "t",
+            13,
+            "duplicate node name 'dup' (first declared on line 10)",
+        );
         let port = SMALL.to_owned() + "[1](11) \t\"S-0000000000000020\"[1]\n";
         assert_error(
             parse(&port, "t"),
@@ -893,52 +1071,99 @@ mod tests {
         );
         let port_guid = SMALL.to_owned()
             + "\ncaguid=0x30\nCa\t1 \"H-0000000000000030\"\t\t# \"x\"\n[1](11) \t\"S-0000000000000020\"[2]\n";
-        assert_error(parse(&port_guid, "t"), "t", 11, "duplicate port GUID 0x0000000000000011");
+        assert_error(
+            parse(&port_guid, "t"),
+            "t",
+            11,
+            "duplicate port GUID 0x0000000000000011",
+        );
     }
 
     #[test]
     fn lid_collisions_are_refused() {
-        let text = edit(7, "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 2 lmc 0 \"sw\" lid 2 4xQDR");
+        let text = edit(
+            7,
+            "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 2 lmc 0 \"sw\" lid 2 4xQDR",
+        );
         let text = text.replace("\"host\" lid 1", "\"host\" lid 2");
         assert_error(parse(&text, "t"), "t", 7, "LID 2 is claimed by 'S-0000000000000020' port 0 (line 2) and by 'H-0000000000000010' port 1 here");
         let lmc = text
             .replace("lid 2 lmc 0 \"sw\"", "lid 4 lmc 1 \"sw\"")
             .replace("\"host\" lid 2", "\"host\" lid 4");
         assert!(parse(&lmc, "t").is_ok());
-        let overlap =
-            lmc.replace("base port 0 lid 2", "base port 0 lid 5").replace("\"sw\" lid 2", "\"sw\" lid 5");
+        let overlap = lmc
+            .replace("base port 0 lid 2", "base port 0 lid 5")
+            .replace("\"sw\" lid 2", "\"sw\" lid 5");
         assert_error(parse(&overlap, "t"), "t", 7, "LID 5 is claimed by");
-        let misaligned =
-            lmc.replace("lid 4 lmc 1", "lid 3 lmc 1").replace("\"host\" lid 4", "\"host\" lid 3");
+        let misaligned = lmc
+            .replace("lid 4 lmc 1", "lid 3 lmc 1")
+            .replace("\"host\" lid 4", "\"host\" lid 3");
         assert_error(parse(&misaligned, "t"), "t", 7, "not aligned to LMC 1");
-        let multicast = edit(2, "Switch\t8 \"S-0000000000000020\"\t\t# \"sw\" base port 0 lid 49152 lmc 0");
+        let multicast = edit(
+            2,
+            "Switch\t8 \"S-0000000000000020\"\t\t# \"sw\" base port 0 lid 49152 lmc 0",
+        );
         let multicast = multicast.replace("\"sw\" lid 2", "\"sw\" lid 49152");
         assert_error(parse(&multicast, "t"), "t", 2, "not a valid unicast LID");
         assert_error(
-            parse(&edit(2, "Switch\t8 \"S-0000000000000020\"\t\t# \"sw\" lid 70000"), "t"),
+            parse(
+                &edit(2, "Switch\t8 \"S-0000000000000020\"\t\t# \"sw\" lid 70000"),
+                "t",
+            ),
             "t",
             2,
             "LID 0x11170 is out of range",
         );
-        let lmc = edit(7, "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 1 lmc 200 \"sw\" lid 2 4xQDR");
+        let lmc = edit(
+            7,
+            "[1](11) \t\"S-0000000000000020\"[1]\t\t# lid 1 lmc 200 \"sw\" lid 2 4xQDR",
+        );
         assert_error(parse(&lmc, "t"), "t", 7, "LMC 200 is out of range 0..=7");
-        let top = edit(2, "Switch\t8 \"S-0000000000000020\"\t\t# \"sw\" lid 65535 lmc 1")
-            .replace("\"sw\" lid 2", "\"sw\" lid 65535");
-        assert_error(parse(&top, "t"), "t", 2, "LID 65535 with LMC 1 runs past 65535");
+        let top = edit(
+            2,
+            "Switch\t8 \"S-0000000000000020\"\t\t# \"sw\" lid 65535 lmc 1",
+        )
+        .replace("\"sw\" lid 2", "\"sw\" lid 65535");
+        assert_error(
+            parse(&top, "t"),
+            "t",
+            2,
+            "LID 65535 with LMC 1 runs past 65535",
+        );
     }
 
     #[test]
     fn bad_hex_numbers_are_refused() {
-        assert_error(parse(&edit(5, "caguid=0xZZ"), "t"), "t", 5, "bad GUID '0xZZ'");
-        assert_error(parse(&edit(1, "switchguid=0x20(2g)"), "t"), "t", 1, "bad port GUID '2g'");
+        assert_error(
+            parse(&edit(5, "caguid=0xZZ"), "t"),
+            "t",
+            5,
+            "bad GUID '0xZZ'",
+        );
+        assert_error(
+            parse(&edit(1, "switchguid=0x20(2g)"), "t"),
+            "t",
+            1,
+            "bad port GUID '2g'",
+        );
         assert_error(
             parse(&edit(7, "[1](1x1) \t\"S-0000000000000020\"[1]"), "t"),
             "t",
             7,
             "bad port GUID '1x1'",
         );
-        assert_error(parse(&edit(5, "vendid=0x2c9q"), "t"), "t", 5, "bad vendor id '0x2c9q'");
-        assert_error(parse(&edit(5, "sysimgguid=0x1_0"), "t"), "t", 5, "bad system image GUID");
+        assert_error(
+            parse(&edit(5, "vendid=0x2c9q"), "t"),
+            "t",
+            5,
+            "bad vendor id '0x2c9q'",
+        );
+        assert_error(
+            parse(&edit(5, "sysimgguid=0x1_0"), "t"),
+            "t",
+            5,
+            "bad system image GUID",
+        );
         assert_error(
             parse(&edit(1, "switchguid=0x21(20)"), "t"),
             "t",
@@ -950,7 +1175,8 @@ mod tests {
     #[test]
     fn refuses_descriptions_it_cannot_write() {
         let mut b = crate::FabricBuilder::new();
-        b.add_node(NodeSpec::new(NodeKind::Ca, Guid(1), 1, "say \"hi\"")).unwrap();
+        b.add_node(NodeSpec::new(NodeKind::Ca, Guid(1), 1, "say \"hi\""))
+            .unwrap();
         let err = write(&b.build(), &mut Vec::new()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }

@@ -43,8 +43,8 @@
 
 use super::text::assemble::{Assembler, PortDecl};
 use super::text::{
-    c_number_prefix, cable_port, err, numbered_lines, parse_c_number, take_bracketed_num, take_parenthesized,
-    take_quoted, unwritable_description, DiscoverId,
+    c_number_prefix, cable_port, err, numbered_lines, parse_c_number, take_bracketed_num,
+    take_parenthesized, take_quoted, unwritable_description, DiscoverId,
 };
 use crate::error::{FabricError, ParseError};
 use crate::ids::{Guid, NodeId};
@@ -92,7 +92,13 @@ struct Enabled {
 
 impl Default for Enabled {
     fn default() -> Self {
-        Self { width: W4X, speed: SDR, ext: 0, fdr10: false, stated: None }
+        Self {
+            width: W4X,
+            speed: SDR,
+            ext: 0,
+            fdr10: false,
+            stated: None,
+        }
     }
 }
 
@@ -214,11 +220,20 @@ fn negotiate(a: &Enabled, b: &Enabled) -> Result<LinkRate, String> {
             )
         })?;
     let e = a.ext & b.ext;
-    let speed = [(NDR, LinkSpeed::Ndr), (HDR, LinkSpeed::Hdr), (EDR, LinkSpeed::Edr), (FDR, LinkSpeed::Fdr)]
-        .into_iter()
-        .find(|(bit, _)| e & bit != 0)
-        .map(|(_, v)| v)
-        .unwrap_or(if basic == LinkSpeed::Qdr && a.fdr10 && b.fdr10 { LinkSpeed::Fdr10 } else { basic });
+    let speed = [
+        (NDR, LinkSpeed::Ndr),
+        (HDR, LinkSpeed::Hdr),
+        (EDR, LinkSpeed::Edr),
+        (FDR, LinkSpeed::Fdr),
+    ]
+    .into_iter()
+    .find(|(bit, _)| e & bit != 0)
+    .map(|(_, v)| v)
+    .unwrap_or(if basic == LinkSpeed::Qdr && a.fdr10 && b.fdr10 {
+        LinkSpeed::Fdr10
+    } else {
+        basic
+    });
     Ok(LinkRate::new(width, speed))
 }
 
@@ -237,7 +252,9 @@ fn width_mask(lanes: u64) -> Option<(u8, LinkWidth)> {
 /// The speed a comment names: ibsim accepts any prefix of a name, tried in this order.
 fn speed_of(token: &str) -> Option<LinkSpeed> {
     use LinkSpeed::*;
-    [Sdr, Ddr, Qdr, Fdr, Edr, Hdr, Ndr, Fdr10].into_iter().find(|s| s.as_str().starts_with(token))
+    [Sdr, Ddr, Qdr, Fdr, Edr, Hdr, Ndr, Fdr10]
+        .into_iter()
+        .find(|s| s.as_str().starts_with(token))
 }
 
 /// Reads `<ws><int><ws><int>x<word>` after a `lid`, as ibsim's `sscanf("lid %d %dx%9s")`.
@@ -254,7 +271,9 @@ fn scan_lid_rate(s: &str) -> Option<(u64, &str)> {
     let (_, rest) = int(s)?;
     let (lanes, rest) = int(rest)?;
     let rest = rest.strip_prefix('x')?.trim_start();
-    let end = rest.find(|c: char| c.is_ascii_whitespace()).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| c.is_ascii_whitespace())
+        .unwrap_or(rest.len());
     let mut word = &rest[..end];
     if word.is_empty() {
         return None;
@@ -271,14 +290,25 @@ impl<'t> Reader<'t> {
     }
 
     /// A number after `lid ` or `lmc ` in free text, read as ibsim reads it.
-    fn free_number(&self, no: usize, text: &str, key: &str, max: u64) -> Result<Option<u64>, ParseError> {
-        let Some(i) = text.find(key) else { return Ok(None) };
+    fn free_number(
+        &self,
+        no: usize,
+        text: &str,
+        key: &str,
+        max: u64,
+    ) -> Result<Option<u64>, ParseError> {
+        let Some(i) = text.find(key) else {
+            return Ok(None);
+        };
         match c_number_prefix(&text[i + key.len()..]) {
             Some(v) if v <= max => Ok(Some(v)),
-            _ => {
-                Err(self
-                    .err(no, format!("the number after '{}' is out of range (at most {max})", key.trim())))
-            }
+            _ => Err(self.err(
+                no,
+                format!(
+                    "the number after '{}' is out of range (at most {max})",
+                    key.trim()
+                ),
+            )),
         }
     }
 
@@ -287,9 +317,10 @@ impl<'t> Reader<'t> {
             return Ok(());
         }
         if line.starts_with(|c: char| c.is_whitespace()) {
-            return Err(
-                self.err(no, "indented line: ibsim ignores lines that do not start in the first column")
-            );
+            return Err(self.err(
+                no,
+                "indented line: ibsim ignores lines that do not start in the first column",
+            ));
         }
         if line.starts_with('[') {
             return Err(self.err(
@@ -301,7 +332,9 @@ impl<'t> Reader<'t> {
         if line.starts_with('@') {
             return Err(self.err(no, "port aliases ('@...') are not supported"));
         }
-        let word_end = line.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(line.len());
+        let word_end = line
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(line.len());
         let (word, rest) = line.split_at(word_end);
         let kind = match word {
             "Switch" => Some(NodeKind::Switch),
@@ -339,22 +372,30 @@ impl<'t> Reader<'t> {
             ("extspeed", Some('=')) => self.net.ext = self.option(no, 'e', value)?,
             ("pdebug", _) => {}
             ("module" | "include", _) => {
-                return Err(
-                    self.err(no, format!("'{word}' is not supported: give the whole fabric in one file"))
-                )
+                return Err(self.err(
+                    no,
+                    format!("'{word}' is not supported: give the whole fabric in one file"),
+                ))
             }
             _ if word.starts_with("do") => {
-                return Err(self.err(no, "ibsim commands ('do ...') in net files are not supported"))
+                return Err(self.err(
+                    no,
+                    "ibsim commands ('do ...') in net files are not supported",
+                ))
             }
             _ => {
                 let mut words = rest.split_whitespace();
                 let looks_like_header = !word.is_empty()
-                    && words.next().is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()))
+                    && words
+                        .next()
+                        .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()))
                     && words.next().is_some_and(|w| w.starts_with('"'));
                 return Err(self.err(
                     no,
                     if looks_like_header {
-                        format!("unknown node type '{word}' (ibsim knows Switch, Hca (or Ca) and Rt)")
+                        format!(
+                            "unknown node type '{word}' (ibsim knows Switch, Hca (or Ca) and Rt)"
+                        )
                     } else {
                         format!("unrecognised line '{line}': ibsim would ignore it")
                     },
@@ -369,12 +410,15 @@ impl<'t> Reader<'t> {
         let token = value.split('#').next().unwrap_or("").trim();
         match parse_c_number(token) {
             Some(v) if v <= max => Ok(v),
-            Some(v) => Err(self.err(no, format!("{key} {v:#x} is out of range (at most {max:#x})"))),
+            Some(v) => Err(self.err(
+                no,
+                format!("{key} {v:#x} is out of range (at most {max:#x})"),
+            )),
             None if token.is_empty() => Err(self.err(no, format!("missing number after '{key}='"))),
-            None => {
-                Err(self
-                    .err(no, format!("bad number '{token}' for {key}: expected decimal, 0x hex or 0 octal")))
-            }
+            None => Err(self.err(
+                no,
+                format!("bad number '{token}' for {key}: expected decimal, 0x hex or 0 octal"),
+            )),
         }
     }
 
@@ -389,7 +433,12 @@ impl<'t> Reader<'t> {
         if !range.contains(&v) {
             return Err(self.err(
                 no,
-                format!("{what} {} is out of range {}..={}", value.trim(), range.start(), range.end()),
+                format!(
+                    "{what} {} is out of range {}..={}",
+                    value.trim(),
+                    range.start(),
+                    range.end()
+                ),
             ));
         }
         Ok(v as u8)
@@ -397,24 +446,32 @@ impl<'t> Reader<'t> {
 
     fn header(&mut self, no: usize, kind: NodeKind, rest: &'t str) -> Result<(), ParseError> {
         let rest = rest.trim_start();
-        let count_end = rest.find(|c: char| c.is_ascii_whitespace() || c == '"').unwrap_or(rest.len());
+        let count_end = rest
+            .find(|c: char| c.is_ascii_whitespace() || c == '"')
+            .unwrap_or(rest.len());
         let (count, after) = rest.split_at(count_end);
         if count.is_empty() {
-            return Err(
-                self.err(no, "truncated node header: expected the port count and the quoted node name")
-            );
+            return Err(self.err(
+                no,
+                "truncated node header: expected the port count and the quoted node name",
+            ));
         }
         let num_ports = parse_c_number(count)
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| self.err(no, format!("bad port count '{count}'")))?;
         let after = after.trim_start();
         if !after.starts_with('"') {
-            return Err(
-                self.err(no, "truncated node header: expected the quoted node name after the port count")
-            );
+            return Err(self.err(
+                no,
+                "truncated node header: expected the quoted node name after the port count",
+            ));
         }
-        let (name, tail) = take_quoted(after)
-            .ok_or_else(|| self.err(no, "truncated node header: the node name has no closing quote"))?;
+        let (name, tail) = take_quoted(after).ok_or_else(|| {
+            self.err(
+                no,
+                "truncated node header: the node name has no closing quote",
+            )
+        })?;
         self.check_name(no, name)?;
         // ibsim: the description follows '#', quoted or up to the first of these words.
         let (desc, rest) = match tail.find('#') {
@@ -423,11 +480,16 @@ impl<'t> Reader<'t> {
                 let s = tail[i + 1..].trim_start();
                 if let Some(q) = s.strip_prefix('"') {
                     let end = q.find('"').ok_or_else(|| {
-                        self.err(no, "truncated node header: the description has no closing quote")
+                        self.err(
+                            no,
+                            "truncated node header: the description has no closing quote",
+                        )
                     })?;
                     (&q[..end], Some(&q[end + 1..]))
                 } else {
-                    match [" enhanced port ", " base port ", " lid ", " lmc "].iter().find_map(|p| s.find(p))
+                    match [" enhanced port ", " base port ", " lid ", " lmc "]
+                        .iter()
+                        .find_map(|p| s.find(p))
                     {
                         Some(cut) => (&s[..cut], Some(&s[cut + 1..])),
                         None => (s, None),
@@ -457,12 +519,20 @@ impl<'t> Reader<'t> {
         if let Some((l, m)) = lid {
             self.asm.claim_lid(node, 0, l, Some(m), no)?;
         }
-        let step = if kind == NodeKind::Switch { 1 } else { num_ports as u64 + 1 };
+        let step = if kind == NodeKind::Switch {
+            1
+        } else {
+            num_ports as u64 + 1
+        };
         self.next_guid[k] = guid.wrapping_add(step);
         self.vendid = 0;
         self.sysimg = 0;
         self.defaults.push(self.net);
-        self.record = Some(Record { node, left: num_ports, listed: 0 });
+        self.record = Some(Record {
+            node,
+            left: num_ports,
+            listed: 0,
+        });
         Ok(())
     }
 
@@ -470,9 +540,15 @@ impl<'t> Reader<'t> {
         if name.is_empty() {
             Err(self.err(no, "empty node name"))
         } else if name.contains(['#', '@']) {
-            Err(self.err(no, format!("node name '{name}' contains '#' or '@', which ibsim reserves")))
+            Err(self.err(
+                no,
+                format!("node name '{name}' contains '#' or '@', which ibsim reserves"),
+            ))
         } else if name.len() > 64 {
-            Err(self.err(no, format!("node name '{name}' is longer than 64 bytes; ibsim would cut it short")))
+            Err(self.err(
+                no,
+                format!("node name '{name}' is longer than 64 bytes; ibsim would cut it short"),
+            ))
         } else {
             Ok(())
         }
@@ -484,8 +560,12 @@ impl<'t> Reader<'t> {
         }
         let node = rec.node;
         let (kind, _) = self.asm.node_shape(node);
-        let (p, rest) = take_bracketed_num(line)
-            .ok_or_else(|| self.err(no, "bad port number: expected [N] at the start of the port line"))?;
+        let (p, rest) = take_bracketed_num(line).ok_or_else(|| {
+            self.err(
+                no,
+                "bad port number: expected [N] at the start of the port line",
+            )
+        })?;
         let port = cable_port(self.file, no, p, "port")?;
         // An ibnetdiscover-style (portguid): ibsim ignores it, but it must be well formed.
         let rest = if rest.trim_start().starts_with('(') {
@@ -500,15 +580,24 @@ impl<'t> Reader<'t> {
         };
         let rest = rest.trim_start();
         if !rest.starts_with('"') {
-            return Err(self
-                .err(no, "truncated port line: expected the quoted remote node name after the port number"));
+            return Err(self.err(
+                no,
+                "truncated port line: expected the quoted remote node name after the port number",
+            ));
         }
-        let (remote, region) = take_quoted(rest)
-            .ok_or_else(|| self.err(no, "truncated port line: the remote node name has no closing quote"))?;
+        let (remote, region) = take_quoted(rest).ok_or_else(|| {
+            self.err(
+                no,
+                "truncated port line: the remote node name has no closing quote",
+            )
+        })?;
         self.check_name(no, remote)?;
         let remote_port = if region.starts_with('[') {
             let (rp, _) = take_bracketed_num(region).ok_or_else(|| {
-                self.err(no, "bad remote port number: expected [N] right after the remote node name")
+                self.err(
+                    no,
+                    "bad remote port number: expected [N] right after the remote node name",
+                )
             })?;
             cable_port(self.file, no, rp, "remote port")?
         } else {
@@ -527,9 +616,14 @@ impl<'t> Reader<'t> {
         if kind != NodeKind::Router {
             // ibsim reads the rate after the first "lid" that no quote follows.
             let tail = region.rfind('"').map_or(region, |q| &region[q + 1..]);
-            if let Some((lanes, word)) = tail.find("lid").and_then(|i| scan_lid_rate(&tail[i + 3..])) {
+            if let Some((lanes, word)) =
+                tail.find("lid").and_then(|i| scan_lid_rate(&tail[i + 3..]))
+            {
                 let (mask, width) = width_mask(lanes).ok_or_else(|| {
-                    self.err(no, format!("unknown link width {lanes}x (ibsim knows 1x, 2x, 4x, 8x and 12x)"))
+                    self.err(
+                        no,
+                        format!("unknown link width {lanes}x (ibsim knows 1x, 2x, 4x, 8x and 12x)"),
+                    )
                 })?;
                 end.width = mask;
                 if !word.contains('?') {
@@ -543,12 +637,15 @@ impl<'t> Reader<'t> {
                         LinkSpeed::Qdr => end.speed = all_basic,
                         LinkSpeed::Fdr10 => (end.speed, end.fdr10) = (all_basic, true),
                         LinkSpeed::Fdr => (end.speed, end.ext, end.fdr10) = (all_basic, FDR, true),
-                        LinkSpeed::Edr => (end.speed, end.ext, end.fdr10) = (all_basic, FDR | EDR, true),
+                        LinkSpeed::Edr => {
+                            (end.speed, end.ext, end.fdr10) = (all_basic, FDR | EDR, true)
+                        }
                         LinkSpeed::Hdr => {
                             (end.speed, end.ext, end.fdr10) = (all_basic, FDR | EDR | HDR, true)
                         }
                         LinkSpeed::Ndr => {
-                            (end.speed, end.ext, end.fdr10) = (all_basic, FDR | EDR | HDR | NDR, true)
+                            (end.speed, end.ext, end.fdr10) =
+                                (all_basic, FDR | EDR | HDR | NDR, true)
                         }
                     }
                     end.stated = Some(LinkRate::new(width, speed));
@@ -568,10 +665,15 @@ impl<'t> Reader<'t> {
         if kind == NodeKind::Ca {
             if let Some(lid) = self.free_number(no, region, "lid ", 0xffff)? {
                 let lmc = self.free_number(no, region, "lmc ", 0xff)?.unwrap_or(0);
-                self.asm.claim_lid(node, port, lid as u16, Some(lmc as u8), no)?;
+                self.asm
+                    .claim_lid(node, port, lid as u16, Some(lmc as u8), no)?;
             }
         }
-        let rec = Record { left: rec.left - 1, listed: rec.listed + 1, ..rec };
+        let rec = Record {
+            left: rec.left - 1,
+            listed: rec.listed + 1,
+            ..rec
+        };
         self.record = (rec.left > 0).then_some(rec);
         Ok(())
     }
@@ -593,14 +695,22 @@ pub fn write(fabric: &Fabric, out: &mut impl Write) -> io::Result<()> {
         let why = match unwritable_description(&n.description) {
             Some(why) => why,
             None if n.description.is_empty() => "is empty (ibsim would use the node name)",
-            None if n.description.len() > 63 => "is longer than 63 bytes (ibsim would cut it short)",
+            None if n.description.len() > 63 => {
+                "is longer than 63 bytes (ibsim would cut it short)"
+            }
             None => "",
         };
         if !why.is_empty() {
-            return invalid(format!("description of node {} {why}; ibsim cannot reproduce it", n.guid));
+            return invalid(format!(
+                "description of node {} {why}; ibsim cannot reproduce it",
+                n.guid
+            ));
         }
         if n.kind == NodeKind::Router
-            && fabric.ports(id).iter().any(|p| p.remote.is_some() && p.rate.speed == LinkSpeed::Fdr10)
+            && fabric
+                .ports(id)
+                .iter()
+                .any(|p| p.remote.is_some() && p.rate.speed == LinkSpeed::Fdr10)
         {
             return invalid(format!(
                 "router {} has an FDR10 link, which ibsim cannot set on router ports",
@@ -608,12 +718,23 @@ pub fn write(fabric: &Fabric, out: &mut impl Write) -> io::Result<()> {
             ));
         }
     }
-    let first = fabric.cas().next().or_else(|| fabric.iter_nodes().next().map(|(id, _)| id));
-    let order =
-        first.into_iter().chain(fabric.iter_nodes().map(|(id, _)| id).filter(|&id| Some(id) != first));
+    let first = fabric
+        .cas()
+        .next()
+        .or_else(|| fabric.iter_nodes().next().map(|(id, _)| id));
+    let order = first.into_iter().chain(
+        fabric
+            .iter_nodes()
+            .map(|(id, _)| id)
+            .filter(|&id| Some(id) != first),
+    );
     let mut w = io::BufWriter::with_capacity(1 << 16, out);
     let count = |k| fabric.count(k);
-    let ports: usize = fabric.nodes().iter().map(|n| n.num_ports as usize + usize::from(n.is_switch())).sum();
+    let ports: usize = fabric
+        .nodes()
+        .iter()
+        .map(|n| n.num_ports as usize + usize::from(n.is_switch()))
+        .sum();
     writeln!(
         w,
         "# ibsim net file written by ibcloud: {} switches, {} CAs, {} routers, {} links.",
@@ -622,7 +743,10 @@ pub fn write(fabric: &Fabric, out: &mut impl Write) -> io::Result<()> {
         count(NodeKind::Router),
         fabric.num_links()
     )?;
-    writeln!(w, "# Names are ibnetdiscover-style ids; the node description follows '#'.")?;
+    writeln!(
+        w,
+        "# Names are ibnetdiscover-style ids; the node description follows '#'."
+    )?;
     writeln!(
         w,
         "# ibsim needs at least: -N {} -S {} -P {} (defaults 2048, 256, 13312).",
@@ -637,7 +761,11 @@ pub fn write(fabric: &Fabric, out: &mut impl Write) -> io::Result<()> {
 }
 
 fn write_node(w: &mut impl Write, fabric: &Fabric, id: NodeId, n: &Node) -> io::Result<()> {
-    write!(w, "\nvendid=0x{:x}\ndevid=0x{:x}\n", n.vendor_id, n.device_id)?;
+    write!(
+        w,
+        "\nvendid=0x{:x}\ndevid=0x{:x}\n",
+        n.vendor_id, n.device_id
+    )?;
     if n.system_image_guid.0 != 0 {
         writeln!(w, "sysimgguid=0x{:x}", n.system_image_guid.0)?;
     }
@@ -658,7 +786,11 @@ fn write_node(w: &mut impl Write, fabric: &Fabric, id: NodeId, n: &Node) -> io::
         }
         NodeKind::Ca => {
             writeln!(w, "caguid=0x{:x}", n.guid.0)?;
-            writeln!(w, "Hca\t{} \"{me}\"\t\t# \"{}\"", n.num_ports, n.description)?;
+            writeln!(
+                w,
+                "Hca\t{} \"{me}\"\t\t# \"{}\"",
+                n.num_ports, n.description
+            )?;
         }
         NodeKind::Router => {
             writeln!(w, "rtguid=0x{:x}", n.guid.0)?;
@@ -669,15 +801,21 @@ fn write_node(w: &mut impl Write, fabric: &Fabric, id: NodeId, n: &Node) -> io::
         let Some(r) = port.remote else { continue };
         let far = fabric.node(r.node);
         let far_ports = fabric.ports(r.node);
-        let far_lid = if far.is_switch() { far_ports[0].lid.0 } else { far_ports[r.port as usize].lid.0 };
+        let far_lid = if far.is_switch() {
+            far_ports[0].lid.0
+        } else {
+            far_ports[r.port as usize].lid.0
+        };
         let far_id = DiscoverId(far.kind, far.guid);
         write!(w, "[{p}]\t\"{far_id}\"[{}]\t\t", r.port)?;
         match n.kind {
             NodeKind::Switch => writeln!(w, "# lid {far_lid} {}", port.rate)?,
             // The quoted far name keeps ibsim from taking the own LID for the rate's.
-            NodeKind::Ca => {
-                writeln!(w, "# lid {} lmc {} \"{far_id}\" lid {far_lid} {}", port.lid.0, port.lmc, port.rate)?
-            }
+            NodeKind::Ca => writeln!(
+                w,
+                "# lid {} lmc {} \"{far_id}\" lid {far_lid} {}",
+                port.lid.0, port.lmc, port.rate
+            )?,
             // ibsim reads no comment on router lines, only exact masks.
             NodeKind::Router => {
                 let (s, e) = match port.rate.speed {
@@ -732,7 +870,9 @@ mod tests {
     }
 
     fn rate(f: &Fabric, guid: u64, port: u8) -> LinkRate {
-        f.port(PortRef::new(f.node_by_guid(Guid(guid)).unwrap(), port)).unwrap().rate
+        f.port(PortRef::new(f.node_by_guid(Guid(guid)).unwrap(), port))
+            .unwrap()
+            .rate
     }
 
     fn r(w: LinkWidth, s: LinkSpeed) -> LinkRate {
@@ -759,15 +899,25 @@ mod tests {
     fn a_ca_comes_first_and_layout_is_ibsims() {
         let f = preset("4-ary-2-full").unwrap().build().unwrap();
         let text = render(&f);
-        let first = text.lines().find(|l| l.starts_with(['S', 'H', 'R'])).unwrap();
-        assert!(first.starts_with("Hca\t1 \"H-0002c90300000100\"\t\t# \"hca-00001 HCA-1\""), "{first}");
+        let first = text
+            .lines()
+            .find(|l| l.starts_with(['S', 'H', 'R']))
+            .unwrap();
+        assert!(
+            first.starts_with("Hca\t1 \"H-0002c90300000100\"\t\t# \"hca-00001 HCA-1\""),
+            "{first}"
+        );
         assert!(text.contains("\ncaguid=0x2c90300000100\nHca\t1 \"H-0002c90300000100\""));
         assert!(text.contains(
             "\n[1]\t\"S-0002c90201000001\"[1]\t\t# lid 1 lmc 0 \"S-0002c90201000001\" lid 33 4xQDR\n"
         ));
         assert!(text.contains("\nswitchguid=0x2c90201000001\nSwitch\t8 \"S-0002c90201000001\"\t\t# \"sw-L1-0001\" base port 0 lid 33 lmc 0\n"));
         assert!(text.contains("\n[1]\t\"H-0002c90300000100\"[1]\t\t# lid 1 4xQDR\n"));
-        assert!(text.contains("-N 44 -S 12 -P 140"), "{}", text.lines().nth(2).unwrap());
+        assert!(
+            text.contains("-N 44 -S 12 -P 140"),
+            "{}",
+            text.lines().nth(2).unwrap()
+        );
         // A fabric whose first node is a switch still starts with a CA.
         let ca_last = f.without(&f.cas().skip(1).collect::<Vec<_>>(), &[]);
         assert!(render(&ca_last).contains("# ibsim net"));
@@ -776,8 +926,19 @@ mod tests {
     #[test]
     fn the_fixture_parses_to_what_ibsim_showed() {
         let f = parse(FIXTURE, "ibsim-example.net").unwrap();
-        assert_eq!((f.count(NodeKind::Switch), f.count(NodeKind::Ca), f.num_links()), (2, 4, 6));
-        let guids: Vec<(u64, &str)> = f.nodes().iter().map(|n| (n.guid.0, n.description.as_str())).collect();
+        assert_eq!(
+            (
+                f.count(NodeKind::Switch),
+                f.count(NodeKind::Ca),
+                f.num_links()
+            ),
+            (2, 4, 6)
+        );
+        let guids: Vec<(u64, &str)> = f
+            .nodes()
+            .iter()
+            .map(|n| (n.guid.0, n.description.as_str()))
+            .collect();
         assert_eq!(
             guids,
             [
@@ -804,12 +965,24 @@ mod tests {
         let f = parse(text, "t").unwrap();
         let node = |g: u64| f.node(f.node_by_guid(Guid(g)).unwrap());
         assert_eq!(
-            (node(0x500).description.as_str(), node(0x501).description.as_str()),
+            (
+                node(0x500).description.as_str(),
+                node(0x501).description.as_str()
+            ),
             ("s1", "plain words")
         );
         assert_eq!(f.node_lid(f.node_by_guid(Guid(0x501)).unwrap()), Lid(9));
-        assert_eq!((node(0x1000).description.as_str(), node(0x1003).description.as_str()), ("h1", "h2"));
-        assert_eq!(f.ports(f.node_by_guid(Guid(0x1000)).unwrap())[2].guid, Guid(0x1002));
+        assert_eq!(
+            (
+                node(0x1000).description.as_str(),
+                node(0x1003).description.as_str()
+            ),
+            ("h1", "h2")
+        );
+        assert_eq!(
+            f.ports(f.node_by_guid(Guid(0x1000)).unwrap())[2].guid,
+            Guid(0x1002)
+        );
         assert_eq!(node(0x1010).description, "h3");
         let r1 = node(0);
         assert_eq!(
@@ -817,21 +990,35 @@ mod tests {
             (NodeKind::Router, 0x2c9, 0x1003, Guid(0x77))
         );
         let h4 = node(0x1012);
-        assert_eq!((h4.vendor_id, h4.device_id, h4.system_image_guid), (0, 0x1003, Guid(0x1012)));
+        assert_eq!(
+            (h4.vendor_id, h4.device_id, h4.system_image_guid),
+            (0, 0x1003, Guid(0x1012))
+        );
         assert_eq!(rate(&f, 0x501, 1), r(LinkWidth::X4, LinkSpeed::Sdr));
     }
 
     #[test]
     fn rates_are_negotiated_as_ibsim_does() {
-        let net =
-            |a: &str, b: &str| format!("Switch 4 \"s\"\n[1] \"h\"[1]{a}\n\nHca 1 \"h\"\n[1] \"s\"[1]{b}\n");
+        let net = |a: &str, b: &str| {
+            format!("Switch 4 \"s\"\n[1] \"h\"[1]{a}\n\nHca 1 \"h\"\n[1] \"s\"[1]{b}\n")
+        };
         let one = |a: &str, b: &str| rate(&parse(&net(a, b), "t").unwrap(), 0x200000, 1);
         use LinkSpeed::*;
         use LinkWidth::*;
         assert_eq!(one("", ""), r(X4, Sdr));
-        assert_eq!(one("\t# \"h\" lid 1 4xQDR", ""), r(X4, Sdr), "only one end enables QDR");
-        assert_eq!(one("\t# lid 1 12xQDR", "\t# lid 1 lmc 0 \"s\" lid 2 12xQDR"), r(X12, Qdr));
-        assert_eq!(one("\t# lid 1 4xFDR10", "\t# lid 1 lmc 0 \"s\" lid 2 4xFDR10"), r(X4, Fdr10));
+        assert_eq!(
+            one("\t# \"h\" lid 1 4xQDR", ""),
+            r(X4, Sdr),
+            "only one end enables QDR"
+        );
+        assert_eq!(
+            one("\t# lid 1 12xQDR", "\t# lid 1 lmc 0 \"s\" lid 2 12xQDR"),
+            r(X12, Qdr)
+        );
+        assert_eq!(
+            one("\t# lid 1 4xFDR10", "\t# lid 1 lmc 0 \"s\" lid 2 4xFDR10"),
+            r(X4, Fdr10)
+        );
         assert_eq!(
             one("\t# lid 1 4xE", "\t# lid 1 lmc 0 \"s\" lid 2 4xEDR"),
             r(X4, Edr),
@@ -844,14 +1031,47 @@ mod tests {
             r(X4, Sdr),
             "ibsim keeps the default speed"
         );
-        let t = format!("width=1\nspeed=3\nextspeed=1\n{}", net("\t# lid 1 4xFDR", ""));
+        let t = format!(
+            "width=1\nspeed=3\nextspeed=1\n{}",
+            net("\t# lid 1 4xFDR", "")
+        );
         assert_eq!(rate(&parse(&t, "t").unwrap(), 0x200000, 1), r(X1, Fdr));
-        assert_error(parse(&net(" s=2", " s=1"), "t"), "t", 5, "no link speed in common");
-        assert_error(parse(&net(" w=8", ""), "t"), "t", 5, "no link width in common");
-        assert_error(parse(&net(" s=0", ""), "t"), "t", 2, "enabled link speed mask 0 is out of range 1..=7");
-        assert_error(parse(&net(" w=32", ""), "t"), "t", 2, "enabled link width mask 32 is out of range");
-        assert_error(parse(&net("\t# lid 1 3xQDR", ""), "t"), "t", 2, "unknown link width 3x");
-        assert_error(parse(&net("\t# lid 1 4xQQR", ""), "t"), "t", 2, "unknown link speed 'QQR'");
+        assert_error(
+            parse(&net(" s=2", " s=1"), "t"),
+            "t",
+            5,
+            "no link speed in common",
+        );
+        assert_error(
+            parse(&net(" w=8", ""), "t"),
+            "t",
+            5,
+            "no link width in common",
+        );
+        assert_error(
+            parse(&net(" s=0", ""), "t"),
+            "t",
+            2,
+            "enabled link speed mask 0 is out of range 1..=7",
+        );
+        assert_error(
+            parse(&net(" w=32", ""), "t"),
+            "t",
+            2,
+            "enabled link width mask 32 is out of range",
+        );
+        assert_error(
+            parse(&net("\t# lid 1 3xQDR", ""), "t"),
+            "t",
+            2,
+            "unknown link width 3x",
+        );
+        assert_error(
+            parse(&net("\t# lid 1 4xQQR", ""), "t"),
+            "t",
+            2,
+            "unknown link speed 'QQR'",
+        );
     }
 
     #[test]
@@ -860,9 +1080,15 @@ mod tests {
             "Switch 4 \"s\" # \"sw\" enhanced port 0 lid 0x10 lmc 0\n[1] \"h\"[1] # \"h\" lid 99 4xQDR\n\n\
                     Hca 1 \"h\"\n[1] \"s\"[1] # lid 4 lmc 2 \"sw\" lid 16 4xQDR\n";
         let f = parse(text, "t").unwrap();
-        let (s, h) = (f.node_by_guid(Guid(0x200000)).unwrap(), f.node_by_guid(Guid(0x100000)).unwrap());
+        let (s, h) = (
+            f.node_by_guid(Guid(0x200000)).unwrap(),
+            f.node_by_guid(Guid(0x100000)).unwrap(),
+        );
         assert!(f.node(s).enhanced_port0);
-        assert_eq!((f.node_lid(s), f.ports(h)[1].lid, f.ports(h)[1].lmc), (Lid(16), Lid(4), 2));
+        assert_eq!(
+            (f.node_lid(s), f.ports(h)[1].lid, f.ports(h)[1].lmc),
+            (Lid(16), Lid(4), 2)
+        );
     }
 
     #[test]
@@ -882,9 +1108,19 @@ mod tests {
         );
         assert_error(parse("  Hca 1 \"h\"\n", "t"), "t", 1, "indented line");
         assert_error(parse("Hca 1 \"h\"\n@[1] \"a\"\n", "t"), "t", 2, "aliases");
-        assert_error(parse("include \"other.net\"\n", "t"), "t", 1, "'include' is not supported");
+        assert_error(
+            parse("include \"other.net\"\n", "t"),
+            "t",
+            1,
+            "'include' is not supported",
+        );
         assert_error(parse("do link a b\n", "t"), "t", 1, "ibsim commands");
-        assert_error(parse("module=\"m\"\n", "t"), "t", 1, "'module' is not supported");
+        assert_error(
+            parse("module=\"m\"\n", "t"),
+            "t",
+            1,
+            "'module' is not supported",
+        );
         assert_error(parse("hcaguid=0x10\n", "t"), "t", 1, "unrecognised line");
         assert!(parse("pdebug=1\n# comment\n\n", "t").unwrap().num_nodes() == 0);
     }
@@ -913,14 +1149,49 @@ mod tests {
 
     #[test]
     fn truncated_lines_are_refused() {
-        assert_error(parse(&edit(2, "Switch\t8 \"sw"), "t"), "t", 2, "no closing quote");
-        assert_error(parse(&edit(2, "Switch\t8"), "t"), "t", 2, "expected the quoted node name");
-        assert_error(parse(&edit(2, "Switch "), "t"), "t", 2, "truncated node header");
-        assert_error(parse(&edit(3, "[1]\t\"hos"), "t"), "t", 3, "no closing quote");
-        assert_error(parse(&edit(3, "[1]"), "t"), "t", 3, "expected the quoted remote node name");
+        assert_error(
+            parse(&edit(2, "Switch\t8 \"sw"), "t"),
+            "t",
+            2,
+            "no closing quote",
+        );
+        assert_error(
+            parse(&edit(2, "Switch\t8"), "t"),
+            "t",
+            2,
+            "expected the quoted node name",
+        );
+        assert_error(
+            parse(&edit(2, "Switch "), "t"),
+            "t",
+            2,
+            "truncated node header",
+        );
+        assert_error(
+            parse(&edit(3, "[1]\t\"hos"), "t"),
+            "t",
+            3,
+            "no closing quote",
+        );
+        assert_error(
+            parse(&edit(3, "[1]"), "t"),
+            "t",
+            3,
+            "expected the quoted remote node name",
+        );
         assert_error(parse(&edit(3, "[1"), "t"), "t", 3, "bad port number");
-        assert_error(parse(&edit(3, "[1]\t\"host\"[1"), "t"), "t", 3, "bad remote port number");
-        assert_error(parse(&edit(5, "caguid="), "t"), "t", 5, "missing number after 'caguid='");
+        assert_error(
+            parse(&edit(3, "[1]\t\"host\"[1"), "t"),
+            "t",
+            3,
+            "bad remote port number",
+        );
+        assert_error(
+            parse(&edit(5, "caguid="), "t"),
+            "t",
+            5,
+            "missing number after 'caguid='",
+        );
         assert_error(
             parse(&edit(6, "Hca\t1 \"host\"\t\t# \"a ho"), "t"),
             "t",
@@ -931,8 +1202,18 @@ mod tests {
 
     #[test]
     fn unknown_node_types_are_refused() {
-        assert_error(parse(&edit(6, "Router\t1 \"host\""), "t"), "t", 6, "unknown node type 'Router'");
-        assert_error(parse(&edit(5, "bogus"), "t"), "t", 5, "unrecognised line 'bogus'");
+        assert_error(
+            parse(&edit(6, "Router\t1 \"host\""), "t"),
+            "t",
+            6,
+            "unknown node type 'Router'",
+        );
+        assert_error(
+            parse(&edit(5, "bogus"), "t"),
+            "t",
+            5,
+            "unrecognised line 'bogus'",
+        );
     }
 
     #[test]
@@ -943,16 +1224,36 @@ mod tests {
             3,
             "port 9 does not exist on 'sw', which has 8 ports",
         );
-        assert_error(parse(&edit(3, "[0]\t\"host\"[1]"), "t"), "t", 3, "port 0 cannot be cabled");
-        assert_error(parse(&edit(3, "[256]\t\"host\"[1]"), "t"), "t", 3, "port 256 is out of range");
-        assert_error(parse(&edit(3, "[1]\t\"host\"[0]"), "t"), "t", 3, "remote port 0 cannot be cabled");
+        assert_error(
+            parse(&edit(3, "[0]\t\"host\"[1]"), "t"),
+            "t",
+            3,
+            "port 0 cannot be cabled",
+        );
+        assert_error(
+            parse(&edit(3, "[256]\t\"host\"[1]"), "t"),
+            "t",
+            3,
+            "port 256 is out of range",
+        );
+        assert_error(
+            parse(&edit(3, "[1]\t\"host\"[0]"), "t"),
+            "t",
+            3,
+            "remote port 0 cannot be cabled",
+        );
         assert_error(
             parse(&edit(3, "[1]\t\"host\"[2]"), "t"),
             "t",
             3,
             "port 2 does not exist on 'host', which has 1 ports",
         );
-        assert_error(parse(&edit(2, "Switch\t0 \"sw\""), "t"), "t", 2, "a node has 1 to 254");
+        assert_error(
+            parse(&edit(2, "Switch\t0 \"sw\""), "t"),
+            "t",
+            2,
+            "a node has 1 to 254",
+        );
     }
 
     #[test]
@@ -967,12 +1268,21 @@ mod tests {
             7,
             "link described differently on its two ends: 4xQDR on line 3 but 4xSDR on line 7",
         );
-        assert_eq!(parse(&edit(7, ""), "t").unwrap().num_links(), 1, "one end is enough");
+        assert_eq!(
+            parse(&edit(7, ""), "t").unwrap().num_links(),
+            1,
+            "one end is enough"
+        );
     }
 
     #[test]
     fn unknown_nodes_are_refused() {
-        assert_error(parse(&edit(7, "[1]\t\"nobody\"[1]"), "t"), "t", 7, "unknown node 'nobody'");
+        assert_error(
+            parse(&edit(7, "[1]\t\"nobody\"[1]"), "t"),
+            "t",
+            7,
+            "unknown node 'nobody'",
+        );
     }
 
     #[test]
@@ -985,9 +1295,19 @@ mod tests {
             "duplicate node GUID 0x0000000000000010: 'host' has it too (line 6)",
         );
         let name = SMALL.to_owned() + "\nHca\t1 \"host\"\n";
-        assert_error(parse(&name, "t"), "t", 9, "duplicate node name 'host' (first declared on line 6)");
+        assert_error(
+            parse(&name, "t"),
+            "t",
+            9,
+            "duplicate node name 'host' (first declared on line 6)",
+        );
         let port = edit(4, "[1]\t\"host\"[1]");
-        assert_error(parse(&port, "t"), "t", 4, "port 1 of 'sw' is declared twice (first on line 3)");
+        assert_error(
+            parse(&port, "t"),
+            "t",
+            4,
+            "port 1 of 'sw' is declared twice (first on line 3)",
+        );
     }
 
     #[test]
@@ -1000,35 +1320,88 @@ mod tests {
             "LID 2 is claimed by 'sw' port 0 (line 2) and by 'host' port 1 here",
         );
         let text = edit(7, "[1]\t\"sw\"[1]\t\t# lid 3 lmc 1 \"sw\" lid 2 4xQDR");
-        assert_error(parse(&text, "t"), "t", 7, "'host' port 1: LID 0x0003 is not aligned to LMC 1");
+        assert_error(
+            parse(&text, "t"),
+            "t",
+            7,
+            "'host' port 1: LID 0x0003 is not aligned to LMC 1",
+        );
         let text = edit(7, "[1]\t\"sw\"[1]\t\t# lid 9 lmc 31 \"sw\" lid 2 4xQDR");
         assert_error(parse(&text, "t"), "t", 7, "LMC 31 is out of range 0..=7");
         let text = edit(7, "[1]\t\"sw\"[1]\t\t# lid 70000 lmc 0 \"sw\" lid 2 4xQDR");
-        assert_error(parse(&text, "t"), "t", 7, "the number after 'lid' is out of range");
+        assert_error(
+            parse(&text, "t"),
+            "t",
+            7,
+            "the number after 'lid' is out of range",
+        );
     }
 
     #[test]
     fn bad_hex_numbers_are_refused() {
-        assert_error(parse(&edit(1, "switchguid=0xZZ"), "t"), "t", 1, "bad number '0xZZ' for switchguid");
-        assert_error(parse(&edit(5, "caguid=0x10g"), "t"), "t", 5, "bad number '0x10g'");
-        assert_error(parse(&edit(5, "vendid=0x2g9"), "t"), "t", 5, "bad number '0x2g9' for vendid");
-        assert_error(parse(&edit(5, "devid=0x10000"), "t"), "t", 5, "devid 0x10000 is out of range");
-        assert_error(parse(&edit(3, "[1](2q) \t\"host\"[1]"), "t"), "t", 3, "bad port GUID '2q'");
-        assert_error(parse(&edit(2, "Switch\t0x1g \"sw\""), "t"), "t", 2, "bad port count '0x1g'");
+        assert_error(
+            parse(&edit(1, "switchguid=0xZZ"), "t"),
+            "t",
+            1,
+            "bad number '0xZZ' for switchguid",
+        );
+        assert_error(
+            parse(&edit(5, "caguid=0x10g"), "t"),
+            "t",
+            5,
+            "bad number '0x10g'",
+        );
+        assert_error(
+            parse(&edit(5, "vendid=0x2g9"), "t"),
+            "t",
+            5,
+            "bad number '0x2g9' for vendid",
+        );
+        assert_error(
+            parse(&edit(5, "devid=0x10000"), "t"),
+            "t",
+            5,
+            "devid 0x10000 is out of range",
+        );
+        assert_error(
+            parse(&edit(3, "[1](2q) \t\"host\"[1]"), "t"),
+            "t",
+            3,
+            "bad port GUID '2q'",
+        );
+        assert_error(
+            parse(&edit(2, "Switch\t0x1g \"sw\""), "t"),
+            "t",
+            2,
+            "bad port count '0x1g'",
+        );
     }
 
     #[test]
     fn refuses_to_write_what_ibsim_would_change() {
         for desc in ["", "say \"hi\"", "line\nbreak", &"x".repeat(64)] {
             let mut b = crate::FabricBuilder::new();
-            b.add_node(NodeSpec::new(NodeKind::Ca, Guid(1), 1, desc)).unwrap();
+            b.add_node(NodeSpec::new(NodeKind::Ca, Guid(1), 1, desc))
+                .unwrap();
             let err = write(&b.build(), &mut Vec::new()).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{desc:?}");
         }
         let mut b = crate::FabricBuilder::new();
-        let rt = b.add_node(NodeSpec::new(NodeKind::Router, Guid(1), 1, "r")).unwrap();
-        let ca = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(9), 1, "h")).unwrap();
-        b.connect(PortRef::new(rt, 1), PortRef::new(ca, 1), r(LinkWidth::X4, LinkSpeed::Fdr10)).unwrap();
-        assert_eq!(write(&b.build(), &mut Vec::new()).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        let rt = b
+            .add_node(NodeSpec::new(NodeKind::Router, Guid(1), 1, "r"))
+            .unwrap();
+        let ca = b
+            .add_node(NodeSpec::new(NodeKind::Ca, Guid(9), 1, "h"))
+            .unwrap();
+        b.connect(
+            PortRef::new(rt, 1),
+            PortRef::new(ca, 1),
+            r(LinkWidth::X4, LinkSpeed::Fdr10),
+        )
+        .unwrap();
+        assert_eq!(
+            write(&b.build(), &mut Vec::new()).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
     }
 }

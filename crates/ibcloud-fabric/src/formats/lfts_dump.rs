@@ -59,7 +59,10 @@ pub struct SwitchLft {
 /// dumped` footer (a missing one means a truncated file), a LID may appear
 /// once per switch and a switch once per file.
 pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
-    let mut dump = LftDump { file: file.to_owned(), switches: Vec::new() };
+    let mut dump = LftDump {
+        file: file.to_owned(),
+        switches: Vec::new(),
+    };
     let mut open = false; // inside a block whose footer has not been seen
     let mut seen: HashMap<Guid, usize> = HashMap::new();
     let mut seen_lids: HashMap<u16, usize> = HashMap::new();
@@ -69,7 +72,12 @@ pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
             continue;
         }
         if line.starts_with("Multicast mlids") {
-            return Err(err(file, no, "this is a multicast dump (opensm-mfts.dump), not a unicast one").into());
+            return Err(err(
+                file,
+                no,
+                "this is a multicast dump (opensm-mfts.dump), not a unicast one",
+            )
+            .into());
         }
         if let Some(rest) = line.strip_prefix("Unicast lids") {
             if open {
@@ -77,7 +85,12 @@ pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
             }
             let sw = parse_header(rest, file, no)?;
             if let Some(first) = seen.insert(sw.guid, no) {
-                return Err(err(file, no, format!("switch {} is already listed at line {first}", sw.guid)).into());
+                return Err(err(
+                    file,
+                    no,
+                    format!("switch {} is already listed at line {first}", sw.guid),
+                )
+                .into());
             }
             seen_lids.clear();
             dump.switches.push(sw);
@@ -85,18 +98,27 @@ pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
             continue;
         }
         let Some(sw) = dump.switches.last_mut().filter(|_| open) else {
-            return Err(
-                err(file, no, format!("expected a 'Unicast lids [0-N] of switch ...' header, found '{line}'")).into()
-            );
+            return Err(err(
+                file,
+                no,
+                format!("expected a 'Unicast lids [0-N] of switch ...' header, found '{line}'"),
+            )
+            .into());
         };
         // Entries start with 0x; only then can a description end in "lids dumped".
-        if let Some(count) = line.strip_suffix("lids dumped").filter(|_| !line.starts_with("0x")) {
+        if let Some(count) = line
+            .strip_suffix("lids dumped")
+            .filter(|_| !line.starts_with("0x"))
+        {
             let n = count.trim().parse::<u16>().ok();
             if n != Some(sw.max_lid) {
                 return Err(err(
                     file,
                     no,
-                    format!("footer '{line}' does not match the header's top LID {}", sw.max_lid),
+                    format!(
+                        "footer '{line}' does not match the header's top LID {}",
+                        sw.max_lid
+                    ),
                 )
                 .into());
             }
@@ -105,7 +127,12 @@ pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
         }
         let (lid, port, guid) = parse_entry(line, file, no)?;
         if let Some(first) = seen_lids.insert(lid.0, no) {
-            return Err(err(file, no, format!("LID {lid} is already listed for this switch at line {first}")).into());
+            return Err(err(
+                file,
+                no,
+                format!("LID {lid} is already listed for this switch at line {first}"),
+            )
+            .into());
         }
         sw.entries.push((lid, port));
         sw.notes.push((no, guid));
@@ -119,25 +146,50 @@ pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
 
 fn unterminated(file: &str, line: usize, dump: &LftDump) -> FabricError {
     let header = dump.switches.last().map_or(0, |s| s.line);
-    err(file, line, format!("the block of line {header} has no 'N lids dumped' footer (truncated file?)")).into()
+    err(
+        file,
+        line,
+        format!("the block of line {header} has no 'N lids dumped' footer (truncated file?)"),
+    )
+    .into()
 }
 
 /// `[0-6] of switch Lid 2 guid 0x0000000000200000 ('Switch1'):` (after "Unicast lids").
 fn parse_header(rest: &str, file: &str, no: usize) -> Result<SwitchLft, ParseError> {
     let bad = |what: &str| err(file, no, format!("cannot parse switch header: {what}"));
-    let rest = rest.trim_start().strip_prefix('[').ok_or_else(|| bad("expected '[0-N]'"))?;
-    let (range, rest) = rest.split_once(']').ok_or_else(|| bad("expected '[0-N]'"))?;
-    let (lo, hi) = range.split_once('-').ok_or_else(|| bad("expected '[0-N]'"))?;
+    let rest = rest
+        .trim_start()
+        .strip_prefix('[')
+        .ok_or_else(|| bad("expected '[0-N]'"))?;
+    let (range, rest) = rest
+        .split_once(']')
+        .ok_or_else(|| bad("expected '[0-N]'"))?;
+    let (lo, hi) = range
+        .split_once('-')
+        .ok_or_else(|| bad("expected '[0-N]'"))?;
     let max_lid = match (parse_u64(lo, false), parse_u64(hi, false)) {
         (Some(0), Some(hi)) if hi <= Lid::UNICAST_MAX.0 as u64 => hi as u16,
-        _ => return Err(bad(&format!("LID range '[{range}]' is not [0-N] with N <= 49151"))),
+        _ => {
+            return Err(bad(&format!(
+                "LID range '[{range}]' is not [0-N] with N <= 49151"
+            )))
+        }
     };
-    let rest = rest.trim_start().strip_prefix("of switch Lid").ok_or_else(|| bad("expected 'of switch Lid'"))?;
-    let (lid, rest) = rest.trim_start().split_once(' ').ok_or_else(|| bad("expected 'Lid N guid 0x...'"))?;
+    let rest = rest
+        .trim_start()
+        .strip_prefix("of switch Lid")
+        .ok_or_else(|| bad("expected 'of switch Lid'"))?;
+    let (lid, rest) = rest
+        .trim_start()
+        .split_once(' ')
+        .ok_or_else(|| bad("expected 'Lid N guid 0x...'"))?;
     let lid = parse_u64(lid, false)
         .and_then(|l| u16::try_from(l).ok())
         .ok_or_else(|| bad(&format!("bad switch LID '{lid}'")))?;
-    let rest = rest.trim_start().strip_prefix("guid").ok_or_else(|| bad("expected 'guid 0x...'"))?;
+    let rest = rest
+        .trim_start()
+        .strip_prefix("guid")
+        .ok_or_else(|| bad("expected 'guid 0x...'"))?;
     let rest = rest.trim_start();
     let (guid, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     let guid = guid
@@ -161,18 +213,30 @@ fn parse_header(rest: &str, file: &str, no: usize) -> Result<SwitchLft, ParseErr
 }
 
 /// `0x0001 003 # Switch portguid 0x...: 'desc'`: LID, port, owner's port GUID.
-fn parse_entry(line: &str, file: &str, no: usize) -> Result<(Lid, PortNum, Option<Guid>), ParseError> {
+fn parse_entry(
+    line: &str,
+    file: &str,
+    no: usize,
+) -> Result<(Lid, PortNum, Option<Guid>), ParseError> {
     let (body, comment) = line.split_once('#').unwrap_or((line, ""));
     let mut words = body.split_whitespace();
     let (Some(lid), Some(port), None) = (words.next(), words.next(), words.next()) else {
-        return Err(err(file, no, format!("expected '0xLID PORT # comment', found '{line}'")));
+        return Err(err(
+            file,
+            no,
+            format!("expected '0xLID PORT # comment', found '{line}'"),
+        ));
     };
     let lid = lid
         .strip_prefix("0x")
         .and_then(|l| u16::from_str_radix(l, 16).ok())
         .ok_or_else(|| err(file, no, format!("bad LID '{lid}'")))?;
     if lid > Lid::UNICAST_MAX.0 {
-        return Err(err(file, no, format!("LID {} is not a unicast LID", Lid(lid))));
+        return Err(err(
+            file,
+            no,
+            format!("LID {} is not a unicast LID", Lid(lid)),
+        ));
     }
     let port = port
         .parse::<u8>()
@@ -200,19 +264,41 @@ impl LftDump {
         let mut tables = ForwardingTables::new(fabric);
         let owners: HashMap<Guid, (Lid, Lid)> = fabric
             .lid_ports()
-            .map(|(_, p)| (p.guid, (p.lid, Lid(p.lid.0.saturating_add((1u16 << p.lmc.min(15)) - 1)))))
+            .map(|(_, p)| {
+                (
+                    p.guid,
+                    (
+                        p.lid,
+                        Lid(p.lid.0.saturating_add((1u16 << p.lmc.min(15)) - 1)),
+                    ),
+                )
+            })
             .collect();
         for sw in &self.switches {
-            let at = |line: usize, problem: String| FabricError::from(ParseError::new(&self.file, line, problem));
-            let id = fabric.node_by_guid(sw.guid).filter(|&id| fabric.node(id).is_switch()).ok_or_else(|| {
-                at(sw.line, format!("switch {} ('{}') is not a switch of the fabric", sw.guid, sw.description))
-            })?;
+            let at = |line: usize, problem: String| {
+                FabricError::from(ParseError::new(&self.file, line, problem))
+            };
+            let id = fabric
+                .node_by_guid(sw.guid)
+                .filter(|&id| fabric.node(id).is_switch())
+                .ok_or_else(|| {
+                    at(
+                        sw.line,
+                        format!(
+                            "switch {} ('{}') is not a switch of the fabric",
+                            sw.guid, sw.description
+                        ),
+                    )
+                })?;
             let node = fabric.node(id);
             let own = fabric.node_lid(id);
             if own.is_set() && own != sw.lid {
                 return Err(at(
                     sw.line,
-                    format!("switch {} has LID {} here but {} in the fabric", sw.guid, sw.lid.0, own.0),
+                    format!(
+                        "switch {} has LID {} here but {} in the fabric",
+                        sw.guid, sw.lid.0, own.0
+                    ),
                 ));
             }
             for (i, &(lid, port)) in sw.entries.iter().enumerate() {
@@ -275,7 +361,9 @@ pub fn write(fabric: &Fabric, tables: &ForwardingTables, out: &mut impl Write) -
             node.description
         )?;
         for lid in 1..=max_lid {
-            let Some(port) = tables.get(id, Lid(lid)) else { continue };
+            let Some(port) = tables.get(id, Lid(lid)) else {
+                continue;
+            };
             if port > node.num_ports {
                 return Err(invalid(format!(
                     "switch {} ('{}') routes LID {lid} to port {port} but has {} ports",
@@ -349,7 +437,13 @@ mod tests {
         assert_eq!(dump.switches.len(), 2);
         let s1 = &dump.switches[0];
         assert_eq!(
-            (s1.guid, s1.lid, s1.description.as_str(), s1.max_lid, s1.line),
+            (
+                s1.guid,
+                s1.lid,
+                s1.description.as_str(),
+                s1.max_lid,
+                s1.line
+            ),
             (Guid(0x200000), Lid(2), "Switch1", 6, 1)
         );
         assert_eq!(s1.entries.len(), 6);
@@ -361,7 +455,10 @@ mod tests {
     #[test]
     fn fixture_converts_to_tables_and_writes_back_byte_for_byte() {
         let fabric = fixture_fabric();
-        let tables = parse(FIXTURE, "opensm-lfts.dump").unwrap().to_tables(&fabric).unwrap();
+        let tables = parse(FIXTURE, "opensm-lfts.dump")
+            .unwrap()
+            .to_tables(&fabric)
+            .unwrap();
         let s2 = fabric.node_by_guid(Guid(0x200001)).unwrap();
         assert_eq!(tables.get(s2, Lid(1)), Some(0));
         assert_eq!(tables.get(s2, Lid(6)), Some(2));
@@ -399,13 +496,20 @@ mod tests {
         tables.set(s1, Lid(3), 1);
         tables.set(s1, Lid(10), 1);
         let text = render(&fabric, &tables);
-        assert!(text.contains("Unicast lids [0-11] of switch Lid 2 guid 0x0000000000200000 ('Switch1'):\n"));
+        assert!(text.contains(
+            "Unicast lids [0-11] of switch Lid 2 guid 0x0000000000200000 ('Switch1'):\n"
+        ));
         assert!(text.contains("\n0x0003 001 # unknown node and type\n"));
-        assert!(text.contains("\n0x000a 001 # Channel Adapter portguid 0x0000000000100001: 'Hca1'\n"));
+        assert!(
+            text.contains("\n0x000a 001 # Channel Adapter portguid 0x0000000000100001: 'Hca1'\n")
+        );
         assert!(
             text.contains("Unicast lids [0-11] of switch Lid 1 guid 0x0000000000200001 ('Switch2'):\n11 lids dumped\n")
         );
-        assert_eq!(parse(&text, "x").unwrap().to_tables(&fabric).unwrap(), tables);
+        assert_eq!(
+            parse(&text, "x").unwrap().to_tables(&fabric).unwrap(),
+            tables
+        );
     }
 
     #[test]
@@ -431,7 +535,8 @@ mod tests {
             "d:9: switch 0x0000000000200009 ('Switch2') is not a switch of the fabric"
         );
         let hca_guid = FIXTURE.replace("guid 0x0000000000200001", "guid 0x0000000000100000");
-        assert!(problem(parse(&hca_guid, "d").unwrap().to_tables(&fabric)).contains("d:9: switch 0x0000000000100000"));
+        assert!(problem(parse(&hca_guid, "d").unwrap().to_tables(&fabric))
+            .contains("d:9: switch 0x0000000000100000"));
         let big_port = FIXTURE.replace("0x0004 001", "0x0004 009");
         assert_eq!(
             problem(parse(&big_port, "d").unwrap().to_tables(&fabric)),
@@ -441,8 +546,11 @@ mod tests {
             "0x0005 002 # Channel Adapter portguid 0x0000000000100007",
             "0x0007 002 # Channel Adapter portguid 0x0000000000100007",
         );
-        assert!(problem(parse(&moved, "d").unwrap().to_tables(&fabric))
-            .starts_with("d:6: LID 0x0007 is listed for port GUID 0x0000000000100007, which has LID 0x0005"));
+        assert!(
+            problem(parse(&moved, "d").unwrap().to_tables(&fabric)).starts_with(
+                "d:6: LID 0x0007 is listed for port GUID 0x0000000000100007, which has LID 0x0005"
+            )
+        );
         let relid = FIXTURE.replace("switch Lid 1 guid", "switch Lid 7 guid");
         assert_eq!(
             problem(parse(&relid, "d").unwrap().to_tables(&fabric)),

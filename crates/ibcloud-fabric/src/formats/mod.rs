@@ -17,8 +17,8 @@ pub mod guid2lid;
 pub mod ibnetdiscover;
 pub mod ibsim;
 pub mod lfts_dump;
-pub mod node_order;
 pub mod native;
+pub mod node_order;
 pub mod subnet_lst;
 pub(crate) mod text;
 
@@ -43,7 +43,12 @@ pub enum Format {
 
 impl Format {
     /// Every fabric format.
-    pub const ALL: [Format; 4] = [Self::Native, Self::Ibnetdiscover, Self::IbsimNet, Self::SubnetLst];
+    pub const ALL: [Format; 4] = [
+        Self::Native,
+        Self::Ibnetdiscover,
+        Self::IbsimNet,
+        Self::SubnetLst,
+    ];
 
     /// Name used on the command line.
     pub fn name(self) -> &'static str {
@@ -89,12 +94,18 @@ impl Format {
             return Some(Self::Native);
         }
         let text = String::from_utf8_lossy(&head[..head.len().min(64 * 1024)]);
-        let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'))?;
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))?;
         if first.starts_with("{ ") {
             return Some(Self::SubnetLst);
         }
         // ibsim spells CAs `Hca`, ibnetdiscover `Ca`; both may carry GUID lines.
-        let header = |word: &str| text.lines().any(|l| l.split_whitespace().next() == Some(word));
+        let header = |word: &str| {
+            text.lines()
+                .any(|l| l.split_whitespace().next() == Some(word))
+        };
         if text.contains("# Topology file") || (header("Ca") && !header("Hca")) {
             return Some(Self::Ibnetdiscover);
         }
@@ -118,7 +129,11 @@ impl FromStr for Format {
         Self::ALL
             .into_iter()
             .find(|f| f.name() == s || f.extension() == s)
-            .ok_or_else(|| format!("unknown format '{s}' (expected native, ibnetdiscover, ibsim or subnet-lst)"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown format '{s}' (expected native, ibnetdiscover, ibsim or subnet-lst)"
+                )
+            })
     }
 }
 
@@ -128,7 +143,11 @@ pub fn parse_fabric(data: &[u8], file: &str, format: Format) -> Result<Fabric, F
         return Ok(native::decode(data, file)?.fabric);
     }
     let text = std::str::from_utf8(data).map_err(|e| {
-        let line = data[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        let line = data[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
         ParseError::new(file, line, "not valid UTF-8 text")
     })?;
     match format {
@@ -146,7 +165,13 @@ pub fn read_fabric(path: &Path, format: Option<Format>) -> Result<Fabric, Fabric
     let format = format
         .or_else(|| Format::from_path(path))
         .or_else(|| Format::sniff(&data))
-        .ok_or_else(|| ParseError::new(&path.display().to_string(), 0, "cannot tell the file format; name it explicitly"))?;
+        .ok_or_else(|| {
+            ParseError::new(
+                &path.display().to_string(),
+                0,
+                "cannot tell the file format; name it explicitly",
+            )
+        })?;
     parse_fabric(&data, &path.display().to_string(), format)
 }
 
@@ -157,14 +182,22 @@ pub fn render_fabric(fabric: &Fabric, format: Format) -> Result<Vec<u8>, FabricE
         Format::Native => return Ok(native::encode(fabric, None)),
         Format::Ibnetdiscover => ibnetdiscover::write(fabric, &mut out),
         Format::IbsimNet => ibsim::write(fabric, &mut out),
-        Format::SubnetLst => return Err(FabricError::Unsupported("opensm-subnet.lst can be read, not written".into())),
+        Format::SubnetLst => {
+            return Err(FabricError::Unsupported(
+                "opensm-subnet.lst can be read, not written".into(),
+            ))
+        }
     }
     .map_err(|e| FabricError::io("<memory>", e))?;
     Ok(out)
 }
 
 /// Writes a fabric to a file, choosing the format from the name when `None`.
-pub fn write_fabric(fabric: &Fabric, path: &Path, format: Option<Format>) -> Result<(), FabricError> {
+pub fn write_fabric(
+    fabric: &Fabric,
+    path: &Path,
+    format: Option<Format>,
+) -> Result<(), FabricError> {
     let format = format.or_else(|| Format::from_path(path)).ok_or_else(|| {
         FabricError::Unsupported(format!(
             "{}: cannot tell the format from the name; use .ibcf, .net or .topo or name the format",
@@ -184,7 +217,10 @@ mod tests {
     fn sniffing_tells_every_written_format_apart() {
         let f = preset("4-ary-2-full").unwrap().build().unwrap();
         for format in [Format::Native, Format::Ibnetdiscover, Format::IbsimNet] {
-            assert_eq!(Format::sniff(&render_fabric(&f, format).unwrap()), Some(format));
+            assert_eq!(
+                Format::sniff(&render_fabric(&f, format).unwrap()),
+                Some(format)
+            );
         }
         let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/interop/");
         for (file, format) in [

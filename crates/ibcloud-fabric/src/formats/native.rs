@@ -74,8 +74,14 @@ pub fn encode(fabric: &Fabric, tables: Option<&ForwardingTables>) -> Vec<u8> {
 
 /// A generous guess of the payload size, to avoid regrowing a 20 MB buffer.
 fn estimated_size(fabric: &Fabric, tables: Option<&ForwardingTables>) -> usize {
-    let nodes: usize = fabric.nodes().iter().map(|n| 48 + n.description.len() + 40 * (n.num_ports as usize + 1)).sum();
-    let lfts: usize = tables.map_or(0, |t| t.iter().map(|(_, t)| t.len() + 4).sum::<usize>() + t.num_nodes());
+    let nodes: usize = fabric
+        .nodes()
+        .iter()
+        .map(|n| 48 + n.description.len() + 40 * (n.num_ports as usize + 1))
+        .sum();
+    let lfts: usize = tables.map_or(0, |t| {
+        t.iter().map(|(_, t)| t.len() + 4).sum::<usize>() + t.num_nodes()
+    });
     nodes + lfts + 16
 }
 
@@ -91,7 +97,9 @@ pub fn decode(data: &[u8], file: &str) -> Result<NativeFile, FabricError> {
         return Err(fail("not an ibcloud native file (bad magic)".into()));
     }
     let Some(version) = data.get(MAGIC.len()..HEADER_LEN) else {
-        return Err(fail("truncated header: the format version is missing".into()));
+        return Err(fail(
+            "truncated header: the format version is missing".into(),
+        ));
     };
     let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
     if version != VERSION {
@@ -102,13 +110,19 @@ pub fn decode(data: &[u8], file: &str) -> Result<NativeFile, FabricError> {
     let (payload, rest) = postcard::take_from_bytes::<Payload>(&data[HEADER_LEN..])
         .map_err(|e| fail(format!("truncated or corrupt payload: {e}")))?;
     if !rest.is_empty() {
-        return Err(fail(format!("{} bytes of trailing garbage after the payload", rest.len())));
+        return Err(fail(format!(
+            "{} bytes of trailing garbage after the payload",
+            rest.len()
+        )));
     }
     let Payload { mut fabric, tables } = payload;
-    fabric.reindex().map_err(|e| fail(format!("inconsistent fabric: {e}")))?;
+    fabric
+        .reindex()
+        .map_err(|e| fail(format!("inconsistent fabric: {e}")))?;
     check_fabric(&fabric).map_err(|e| fail(format!("inconsistent fabric: {e}")))?;
     if let Some(t) = &tables {
-        check_tables(&fabric, t).map_err(|e| fail(format!("forwarding tables do not fit the fabric: {e}")))?;
+        check_tables(&fabric, t)
+            .map_err(|e| fail(format!("forwarding tables do not fit the fabric: {e}")))?;
     }
     Ok(NativeFile { fabric, tables })
 }
@@ -118,7 +132,10 @@ pub fn decode(data: &[u8], file: &str) -> Result<NativeFile, FabricError> {
 fn check_fabric(fabric: &Fabric) -> Result<(), String> {
     for (id, node) in fabric.iter_nodes() {
         if node.num_ports == 0 || node.num_ports > 254 {
-            return Err(format!("node {id} has {} ports; a node has 1 to 254", node.num_ports));
+            return Err(format!(
+                "node {id} has {} ports; a node has 1 to 254",
+                node.num_ports
+            ));
         }
         for (p, port) in fabric.ports(id).iter().enumerate() {
             if p == 0 && port.remote.is_some() {
@@ -128,7 +145,10 @@ fn check_fabric(fabric: &Fabric) -> Result<(), String> {
                 return Err(format!("node {id} port {p} has LMC {}", port.lmc));
             }
             if port.lid.0 as u32 + (1u32 << port.lmc) - 1 > u16::MAX as u32 {
-                return Err(format!("node {id} port {p}: LID {} with LMC {} overflows", port.lid, port.lmc));
+                return Err(format!(
+                    "node {id} port {p}: LID {} with LMC {} overflows",
+                    port.lid, port.lmc
+                ));
             }
         }
     }
@@ -139,17 +159,32 @@ fn check_fabric(fabric: &Fabric) -> Result<(), String> {
 /// blocks, at most 768 blocks, and only ports the switch has (or no port).
 fn check_tables(fabric: &Fabric, tables: &ForwardingTables) -> Result<(), String> {
     if tables.num_nodes() != fabric.num_nodes() {
-        return Err(format!("{} table slots for {} nodes", tables.num_nodes(), fabric.num_nodes()));
+        return Err(format!(
+            "{} table slots for {} nodes",
+            tables.num_nodes(),
+            fabric.num_nodes()
+        ));
     }
     for (id, table) in tables.iter() {
         let node = fabric.node(id);
         if !node.is_switch() {
-            return Err(format!("node {id} ('{}') is not a switch but has a table", node.description));
+            return Err(format!(
+                "node {id} ('{}') is not a switch but has a table",
+                node.description
+            ));
         }
-        if table.len() % Lid::PER_LFT_BLOCK != 0 || table.len() > MAX_LFT_BLOCKS * Lid::PER_LFT_BLOCK {
-            return Err(format!("switch {id} has a table of {} entries", table.len()));
+        if table.len() % Lid::PER_LFT_BLOCK != 0
+            || table.len() > MAX_LFT_BLOCKS * Lid::PER_LFT_BLOCK
+        {
+            return Err(format!(
+                "switch {id} has a table of {} entries",
+                table.len()
+            ));
         }
-        if let Some(lid) = table.iter().position(|&p| p != NO_PORT && p > node.num_ports) {
+        if let Some(lid) = table
+            .iter()
+            .position(|&p| p != NO_PORT && p > node.num_ports)
+        {
             return Err(format!(
                 "switch {id} ('{}') routes LID {} to port {}, but has {} ports",
                 node.description,
@@ -178,7 +213,11 @@ mod tests {
         let mut t = ForwardingTables::new(f);
         for (i, sw) in f.switches().enumerate() {
             for lid in 1..=f.max_lid() {
-                assert!(t.set(sw, Lid(lid), (lid as usize + i) as u8 % f.node(sw).num_ports + 1));
+                assert!(t.set(
+                    sw,
+                    Lid(lid),
+                    (lid as usize + i) as u8 % f.node(sw).num_ports + 1
+                ));
             }
         }
         t
@@ -204,7 +243,11 @@ mod tests {
         assert_eq!(back.fabric, f);
         assert!(back.tables.is_none());
         let any = f.nodes()[0].guid;
-        assert_eq!(back.fabric.node_by_guid(any), f.node_by_guid(any), "GUID index rebuilt");
+        assert_eq!(
+            back.fabric.node_by_guid(any),
+            f.node_by_guid(any),
+            "GUID index rebuilt"
+        );
     }
 
     #[test]
@@ -214,7 +257,8 @@ mod tests {
         f.node_mut(sw).description = "spine 'β' {1}\n".into();
         let ca = f.cas().next().unwrap();
         f.set_lid(PortRef::new(ca, 1), Lid(0x40), 3).unwrap();
-        f.port_mut(PortRef::new(ca, 1)).unwrap().rate = LinkRate::new(LinkWidth::X12, LinkSpeed::Ndr);
+        f.port_mut(PortRef::new(ca, 1)).unwrap().rate =
+            LinkRate::new(LinkWidth::X12, LinkSpeed::Ndr);
         let t = tables_for(&f);
         let back = decode(&encode(&f, Some(&t)), "x").unwrap();
         assert_eq!(back.fabric, f);
@@ -230,7 +274,11 @@ mod tests {
         assert!(problem(&bytes[..10]).contains("truncated header"));
         let mut v2 = bytes.clone();
         v2[8] = 2;
-        assert!(problem(&v2).contains("version 2 is not supported"), "{}", problem(&v2));
+        assert!(
+            problem(&v2).contains("version 2 is not supported"),
+            "{}",
+            problem(&v2)
+        );
     }
 
     #[test]
@@ -239,11 +287,17 @@ mod tests {
         let t = tables_for(&f);
         let bytes = encode(&f, Some(&t));
         for cut in [12, 13, bytes.len() / 2, bytes.len() - 1] {
-            assert!(problem(&bytes[..cut]).contains("truncated or corrupt"), "cut {cut}");
+            assert!(
+                problem(&bytes[..cut]).contains("truncated or corrupt"),
+                "cut {cut}"
+            );
         }
         let mut longer = bytes.clone();
         longer.extend_from_slice(b"xyz");
-        assert_eq!(problem(&longer), "3 bytes of trailing garbage after the payload");
+        assert_eq!(
+            problem(&longer),
+            "3 bytes of trailing garbage after the payload"
+        );
     }
 
     #[test]
@@ -280,15 +334,25 @@ mod tests {
 
         // A table on a CA slot: build tables for a fabric where that node is a switch.
         let mut b = crate::FabricBuilder::new();
-        let s = b.add_node(crate::NodeSpec::new(NodeKind::Switch, Guid(1), 4, "s")).unwrap();
-        let c = b.add_node(crate::NodeSpec::new(NodeKind::Switch, Guid(2), 4, "c")).unwrap();
-        b.connect(PortRef::new(s, 1), PortRef::new(c, 1), LinkRate::default()).unwrap();
+        let s = b
+            .add_node(crate::NodeSpec::new(NodeKind::Switch, Guid(1), 4, "s"))
+            .unwrap();
+        let c = b
+            .add_node(crate::NodeSpec::new(NodeKind::Switch, Guid(2), 4, "c"))
+            .unwrap();
+        b.connect(PortRef::new(s, 1), PortRef::new(c, 1), LinkRate::default())
+            .unwrap();
         let two_switches = b.build();
         let t = ForwardingTables::new(&two_switches);
         let mut b = crate::FabricBuilder::new();
-        let s = b.add_node(crate::NodeSpec::new(NodeKind::Switch, Guid(1), 4, "s")).unwrap();
-        let c = b.add_node(crate::NodeSpec::new(NodeKind::Ca, Guid(2), 4, "c")).unwrap();
-        b.connect(PortRef::new(s, 1), PortRef::new(c, 1), LinkRate::default()).unwrap();
+        let s = b
+            .add_node(crate::NodeSpec::new(NodeKind::Switch, Guid(1), 4, "s"))
+            .unwrap();
+        let c = b
+            .add_node(crate::NodeSpec::new(NodeKind::Ca, Guid(2), 4, "c"))
+            .unwrap();
+        b.connect(PortRef::new(s, 1), PortRef::new(c, 1), LinkRate::default())
+            .unwrap();
         let p = problem(&encode(&b.build(), Some(&t)));
         assert!(p.contains("'c') is not a switch"), "{p}");
     }
@@ -296,6 +360,9 @@ mod tests {
     #[test]
     fn sniffed_as_native() {
         let bytes = encode(&small(), None);
-        assert_eq!(super::super::Format::sniff(&bytes), Some(super::super::Format::Native));
+        assert_eq!(
+            super::super::Format::sniff(&bytes),
+            Some(super::super::Format::Native)
+        );
     }
 }

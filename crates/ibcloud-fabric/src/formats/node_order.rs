@@ -39,16 +39,28 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<OrderEntry>, FabricError> {
     let mut out = Vec::new();
     for (no, raw) in numbered_lines(text) {
         let line = raw.split('#').next().unwrap_or("").trim();
-        let Some(word) = line.split_whitespace().next() else { continue };
-        let v = parse_u64(word, true)
-            .ok_or_else(|| err(file, no, format!("expected a hexadecimal LID or GUID, found '{word}'")))?;
+        let Some(word) = line.split_whitespace().next() else {
+            continue;
+        };
+        let v = parse_u64(word, true).ok_or_else(|| {
+            err(
+                file,
+                no,
+                format!("expected a hexadecimal LID or GUID, found '{word}'"),
+            )
+        })?;
         out.push(match v {
             0 => return Err(err(file, no, "LID/GUID 0 names no port").into()),
             0xFFFF => OrderEntry::Dummy,
             v if v < 0xFFFF => {
                 let lid = Lid(v as u16);
                 if !lid.is_unicast() {
-                    return Err(err(file, no, format!("LID {word} is not a unicast LID (0x0001-0xbfff)")).into());
+                    return Err(err(
+                        file,
+                        no,
+                        format!("LID {word} is not a unicast LID (0x0001-0xbfff)"),
+                    )
+                    .into());
                 }
                 OrderEntry::Lid(lid)
             }
@@ -81,7 +93,10 @@ mod tests {
     fn errors_name_the_line() {
         let e = parse("0x0001\n\nzz\n", "f.dump").unwrap_err().to_string();
         assert!(e.contains("f.dump:3") && e.contains("zz"), "{e}");
-        assert!(parse("0xC000 x\n", "f").unwrap_err().to_string().contains("unicast"));
+        assert!(parse("0xC000 x\n", "f")
+            .unwrap_err()
+            .to_string()
+            .contains("unicast"));
         assert!(parse("0\n", "f").is_err());
         assert_eq!(parse("# only a comment\n  \n", "f").unwrap(), vec![]);
     }
@@ -92,6 +107,9 @@ mod tests {
         write_ca_order(&mut buf, [(Some(Lid(3)), "H 1"), (None, "")]).unwrap();
         let text = String::from_utf8(buf).unwrap();
         assert_eq!(text, "0x0003\tH 1\n0xFFFF\tDUMMY\n");
-        assert_eq!(parse(&text, "f").unwrap(), vec![OrderEntry::Lid(Lid(3)), OrderEntry::Dummy]);
+        assert_eq!(
+            parse(&text, "f").unwrap(),
+            vec![OrderEntry::Lid(Lid(3)), OrderEntry::Dummy]
+        );
     }
 }

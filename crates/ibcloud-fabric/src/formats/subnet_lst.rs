@@ -21,7 +21,9 @@
 use super::text::{err, numbered_lines};
 use crate::error::{FabricError, ParseError};
 use crate::ids::{Guid, Lid, PortNum, PortRef};
-use crate::model::{port_num, Fabric, FabricBuilder, LinkRate, LinkSpeed, LinkWidth, NodeKind, NodeSpec, PortState};
+use crate::model::{
+    port_num, Fabric, FabricBuilder, LinkRate, LinkSpeed, LinkWidth, NodeKind, NodeSpec, PortState,
+};
 use std::collections::HashMap;
 
 /// One half of a record: a port as seen by the SM.
@@ -80,19 +82,30 @@ pub fn parse(text: &str, file: &str) -> Result<Fabric, FabricError> {
             note_node(rec, is_local, no, file, &mut nodes, &mut index)?;
         }
         let key = (local.node_guid, local.port);
-        let end = LinkEnd { remote: (remote.node_guid, remote.port), rate, state, line: no };
+        let end = LinkEnd {
+            remote: (remote.node_guid, remote.port),
+            rate,
+            state,
+            line: no,
+        };
         if let Some(first) = ends.insert(key, end) {
             return Err(err(
                 file,
                 no,
-                format!("port {} of {} is already listed at line {}", local.port, local.node_guid, first.line),
+                format!(
+                    "port {} of {} is already listed at line {}",
+                    local.port, local.node_guid, first.line
+                ),
             )
             .into());
         }
         order.push(key);
     }
 
-    let mut b = FabricBuilder::with_capacity(nodes.len(), nodes.iter().map(|n| n.rec.num_ports as usize + 1).sum());
+    let mut b = FabricBuilder::with_capacity(
+        nodes.len(),
+        nodes.iter().map(|n| n.rec.num_ports as usize + 1).sum(),
+    );
     for n in &nodes {
         let r = &n.rec;
         let mut spec = NodeSpec::new(r.kind, r.node_guid, r.num_ports, r.description.clone());
@@ -106,18 +119,24 @@ pub fn parse(text: &str, file: &str) -> Result<Fabric, FabricError> {
             spec.port_guids = (1..=r.num_ports)
                 .map(|p| {
                     let derived = Guid(r.node_guid.0.wrapping_add(p as u64));
-                    port_num(p as u64).and_then(|p| n.ports.get(&p)).map_or(derived, |&(g, _, _)| g)
+                    port_num(p as u64)
+                        .and_then(|p| n.ports.get(&p))
+                        .map_or(derived, |&(g, _, _)| g)
                 })
                 .collect();
         }
-        let id = b.add_node(spec).map_err(|e| err(file, n.line, e.to_string()))?;
+        let id = b
+            .add_node(spec)
+            .map_err(|e| err(file, n.line, e.to_string()))?;
         let lid_slots: Vec<(PortNum, Guid, Lid)> = if r.kind == NodeKind::Switch {
             vec![(0, r.port_guid, r.lid)]
         } else {
             n.ports.iter().map(|(&p, &(g, l, _))| (p, g, l)).collect()
         };
         for (p, guid, lid) in lid_slots {
-            let port = b.port_mut(PortRef::new(id, p)).map_err(|e| err(file, n.line, e.to_string()))?;
+            let port = b
+                .port_mut(PortRef::new(id, p))
+                .map_err(|e| err(file, n.line, e.to_string()))?;
             port.guid = guid;
             port.lid = lid;
         }
@@ -128,7 +147,11 @@ pub fn parse(text: &str, file: &str) -> Result<Fabric, FabricError> {
         let here = format!("port {} of {}", key.1, key.0);
         let there = format!("port {} of {}", end.remote.1, end.remote.0);
         let back = ends.get(&end.remote).ok_or_else(|| {
-            err(file, end.line, format!("{here} is linked to {there}, but no line lists that link from {there}"))
+            err(
+                file,
+                end.line,
+                format!("{here} is linked to {there}, but no line lists that link from {there}"),
+            )
         })?;
         if back.remote != *key {
             return Err(err(
@@ -145,14 +168,22 @@ pub fn parse(text: &str, file: &str) -> Result<Fabric, FabricError> {
             return Err(err(
                 file,
                 end.line,
-                format!("{here} runs at {} but line {} says {}", end.rate, back.line, back.rate),
+                format!(
+                    "{here} runs at {} but line {} says {}",
+                    end.rate, back.line, back.rate
+                ),
             )
             .into());
         }
-        let (Some(a), Some(z)) = (b.node_by_guid(key.0), b.node_by_guid(end.remote.0)) else { continue };
+        let (Some(a), Some(z)) = (b.node_by_guid(key.0), b.node_by_guid(end.remote.0)) else {
+            continue;
+        };
         let (a, z) = (PortRef::new(a, key.1), PortRef::new(z, end.remote.1));
-        b.connect(a, z, end.rate).map_err(|e| err(file, end.line, e.to_string()))?;
-        b.port_mut(a).map_err(|e| err(file, end.line, e.to_string()))?.state = end.state;
+        b.connect(a, z, end.rate)
+            .map_err(|e| err(file, end.line, e.to_string()))?;
+        b.port_mut(a)
+            .map_err(|e| err(file, end.line, e.to_string()))?
+            .state = end.state;
     }
     Ok(b.build())
 }
@@ -167,13 +198,25 @@ fn note_node(
     index: &mut HashMap<Guid, usize>,
 ) -> Result<(), ParseError> {
     let i = *index.entry(rec.node_guid).or_insert_with(|| {
-        nodes.push(NodeInfo { rec: rec.clone(), line: no, ids: None, ports: HashMap::new() });
+        nodes.push(NodeInfo {
+            rec: rec.clone(),
+            line: no,
+            ids: None,
+            ports: HashMap::new(),
+        });
         nodes.len() - 1
     });
     let n = &mut nodes[i];
     let first = &n.rec;
     let differs = |what: &str| {
-        err(file, no, format!("node {} is described differently at line {} ({what})", rec.node_guid, n.line))
+        err(
+            file,
+            no,
+            format!(
+                "node {} is described differently at line {} ({what})",
+                rec.node_guid, n.line
+            ),
+        )
     };
     if first.kind != rec.kind {
         return Err(differs("node type"));
@@ -191,7 +234,10 @@ fn note_node(
                 return Err(err(
                     file,
                     no,
-                    format!("node {} is described differently at line {at} (vendor or device id)", rec.node_guid),
+                    format!(
+                        "node {} is described differently at line {at} (vendor or device id)",
+                        rec.node_guid
+                    ),
                 ));
             }
             Some(_) => {}
@@ -201,7 +247,14 @@ fn note_node(
         return Err(differs("description"));
     }
     if rec.port == 0 || rec.port as u32 > rec.num_ports {
-        return Err(err(file, no, format!("port {} of {} is outside 1..={}", rec.port, rec.node_guid, rec.num_ports)));
+        return Err(err(
+            file,
+            no,
+            format!(
+                "port {} of {} is outside 1..={}",
+                rec.port, rec.node_guid, rec.num_ports
+            ),
+        ));
     }
     if rec.kind == NodeKind::Switch {
         if (first.port_guid, first.lid) != (rec.port_guid, rec.lid) {
@@ -229,8 +282,13 @@ fn note_node(
 /// Parses `{ TYPE Ports:.. … PN:.. }` at the start of `s`; returns the rest.
 fn parse_port<'a>(s: &'a str, file: &str, no: usize) -> Result<(PortRecord, &'a str), ParseError> {
     let bad = |what: String| err(file, no, format!("malformed port record: {what}"));
-    let s = s.trim_start().strip_prefix("{ ").ok_or_else(|| bad("expected '{ ' to open it".into()))?;
-    let (kind_word, mut s) = s.split_once(' ').ok_or_else(|| bad("expected the node type".into()))?;
+    let s = s
+        .trim_start()
+        .strip_prefix("{ ")
+        .ok_or_else(|| bad("expected '{ ' to open it".into()))?;
+    let (kind_word, mut s) = s
+        .split_once(' ')
+        .ok_or_else(|| bad("expected the node type".into()))?;
     let kind = match kind_word.strip_suffix("-SM").unwrap_or(kind_word) {
         "SW" => NodeKind::Switch,
         "CA" => NodeKind::Ca,
@@ -245,7 +303,9 @@ fn parse_port<'a>(s: &'a str, file: &str, no: usize) -> Result<(PortRecord, &'a 
     let vendor_id = field("VenID", u32::MAX as u64)? as u32;
     let device_id = field("DevID", u32::MAX as u64)? as u32;
     field("Rev", u32::MAX as u64)?;
-    let rest = s.strip_prefix(" {").ok_or_else(|| bad("expected ' {description}'".into()))?;
+    let rest = s
+        .strip_prefix(" {")
+        .ok_or_else(|| bad("expected ' {description}'".into()))?;
     // The description may hold anything, braces included: take the first
     // "} LID:" that is followed by a well-formed remainder.
     let mut from = 0;
@@ -280,7 +340,9 @@ fn take_hex_field(s: &mut &str, name: &str, max: u64) -> Result<u64, String> {
         .strip_prefix(name)
         .and_then(|b| b.strip_prefix(':'))
         .ok_or_else(|| format!("expected '{name}:'"))?;
-    let end = body.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(body.len());
+    let end = body
+        .find(|c: char| !c.is_ascii_hexdigit())
+        .unwrap_or(body.len());
     let v = u64::from_str_radix(&body[..end], 16)
         .ok()
         .filter(|&v| v <= max)
@@ -292,11 +354,16 @@ fn take_hex_field(s: &mut &str, name: &str, max: u64) -> Result<u64, String> {
 /// Parses `PHY=4x LOG=ACT SPD=2.5`.
 fn parse_tail(s: &str, file: &str, no: usize) -> Result<(LinkRate, PortState), ParseError> {
     let mut words = s.split_whitespace();
-    let (Some(phy), Some(log), Some(spd), None) = (words.next(), words.next(), words.next(), words.next()) else {
+    let (Some(phy), Some(log), Some(spd), None) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
         return Err(err(
             file,
             no,
-            format!("expected 'PHY=.. LOG=.. SPD=..' after the two ports, found '{}'", s.trim()),
+            format!(
+                "expected 'PHY=.. LOG=.. SPD=..' after the two ports, found '{}'",
+                s.trim()
+            ),
         ));
     };
     let value = |w: &'_ str, key: &str| -> Result<String, ParseError> {
@@ -349,7 +416,15 @@ mod tests {
         }
     }
 
-    fn rec(kind: &str, ports: u8, guid: u64, port_guid: u64, desc: &str, lid: u16, pn: u8) -> String {
+    fn rec(
+        kind: &str,
+        ports: u8,
+        guid: u64,
+        port_guid: u64,
+        desc: &str,
+        lid: u16,
+        pn: u8,
+    ) -> String {
         format!(
             "{{ {kind} Ports:{ports:02X} SystemGUID:{guid:016x} NodeGUID:{guid:016x} PortGUID:{port_guid:016x} VenID:0002C9 DevID:C738 Rev:000000A1 {{{desc}}} LID:{lid:04X} PN:{pn:02X} }}"
         )
@@ -362,17 +437,34 @@ mod tests {
     #[test]
     fn reads_the_opensm_fixture() {
         let f = parse(FIXTURE, "opensm-subnet.lst").unwrap();
-        assert_eq!((f.num_nodes(), f.count(NodeKind::Switch), f.count(NodeKind::Ca), f.num_links()), (6, 2, 4, 6));
+        assert_eq!(
+            (
+                f.num_nodes(),
+                f.count(NodeKind::Switch),
+                f.count(NodeKind::Ca),
+                f.num_links()
+            ),
+            (6, 2, 4, 6)
+        );
         let s2 = f.node_by_guid(Guid(0x200001)).unwrap();
         let n = f.node(s2);
         assert_eq!(
-            (n.description.as_str(), n.num_ports, n.system_image_guid, n.vendor_id, n.device_id),
+            (
+                n.description.as_str(),
+                n.num_ports,
+                n.system_image_guid,
+                n.vendor_id,
+                n.device_id
+            ),
             ("Switch2", 8, Guid(0x200001), 0, 0)
         );
         assert_eq!(f.node_lid(s2), Lid(1));
         let hca4 = f.node_by_guid(Guid(0x100009)).unwrap();
         let p = f.port(PortRef::new(hca4, 1)).unwrap();
-        assert_eq!((p.guid, p.lid, p.lmc, p.state), (Guid(0x10000a), Lid(6), 0, PortState::Active));
+        assert_eq!(
+            (p.guid, p.lid, p.lmc, p.state),
+            (Guid(0x10000a), Lid(6), 0, PortState::Active)
+        );
         assert_eq!(p.rate, LinkRate::new(LinkWidth::X4, LinkSpeed::Sdr));
         assert_eq!(f.remote(PortRef::new(hca4, 1)), Some(PortRef::new(s2, 2)));
         let s1 = f.node_by_guid(Guid(0x200000)).unwrap();
@@ -384,7 +476,10 @@ mod tests {
         assert_eq!(f.lids_in_use(), 6);
         // First appearance order: Hca1, Switch1, Hca3, Switch2, Hca2, Hca4.
         let order: Vec<_> = f.nodes().iter().map(|n| n.description.as_str()).collect();
-        assert_eq!(order, ["Hca1", "Switch1", "Hca3", "Switch2", "Hca2", "Hca4"]);
+        assert_eq!(
+            order,
+            ["Hca1", "Switch1", "Hca3", "Switch2", "Hca2", "Hca4"]
+        );
     }
 
     #[test]
@@ -416,7 +511,10 @@ mod tests {
                 assert_eq!(f.node(s).description, "spine {a} LID:1");
                 assert_eq!(f.node(c).description, "h} LID:0002 PN:01 x");
                 assert_eq!(f.node(s).num_ports, 36);
-                assert_eq!(f.port(PortRef::new(s, 3)).unwrap().rate, LinkRate::new(width, speed));
+                assert_eq!(
+                    f.port(PortRef::new(s, 3)).unwrap().rate,
+                    LinkRate::new(width, speed)
+                );
                 assert_eq!(f.port(PortRef::new(s, 3)).unwrap().state, PortState::Active);
                 assert_eq!(f.port(PortRef::new(c, 1)).unwrap().state, PortState::Armed);
                 assert_eq!(f.node(c).vendor_id, 0x0002c9);
@@ -436,14 +534,21 @@ mod tests {
             "s.lst:1: port 3 of 0x0000000000000010 is linked to port 1 of 0x0000000000000020, but no line lists that link from port 1 of 0x0000000000000020"
         );
         let slower = fwd.clone() + &link(&ca, &sw, "PHY=4x LOG=ACT SPD=5");
-        assert_eq!(problem(&slower), "s.lst:1: port 3 of 0x0000000000000010 runs at 4xQDR but line 2 says 4xDDR");
-        let elsewhere =
-            fwd.clone() + &link(&ca, &sw4, "PHY=4x LOG=ACT SPD=10") + &link(&sw4, &ca2, "PHY=4x LOG=ACT SPD=10");
+        assert_eq!(
+            problem(&slower),
+            "s.lst:1: port 3 of 0x0000000000000010 runs at 4xQDR but line 2 says 4xDDR"
+        );
+        let elsewhere = fwd.clone()
+            + &link(&ca, &sw4, "PHY=4x LOG=ACT SPD=10")
+            + &link(&sw4, &ca2, "PHY=4x LOG=ACT SPD=10");
         assert!(problem(&elsewhere).starts_with(
             "s.lst:1: port 3 of 0x0000000000000010 is linked to port 1 of 0x0000000000000020, but line 2 links"
         ));
         let twice = fwd.clone() + &fwd;
-        assert_eq!(problem(&twice), "s.lst:2: port 3 of 0x0000000000000010 is already listed at line 1");
+        assert_eq!(
+            problem(&twice),
+            "s.lst:2: port 3 of 0x0000000000000010 is already listed at line 1"
+        );
     }
 
     #[test]
@@ -453,21 +558,54 @@ mod tests {
         let ok = link(&sw, &ca, "PHY=4x LOG=ACT SPD=10") + &link(&ca, &sw, "PHY=4x LOG=ACT SPD=10");
         assert!(parse(&ok, "x").is_ok());
         let cases: Vec<(String, &str)> = vec![
-            (ok.replacen("{ SW", "SW", 1), "s.lst:1: malformed port record: expected '{ ' to open it"),
-            (ok.replacen("{ SW", "{ XX", 1), "s.lst:1: malformed port record: unknown node type 'XX'"),
-            (ok.replacen("NodeGUID:", "NodeGUID:x", 1), "s.lst:1: malformed port record: bad NodeGUID ''"),
-            (ok.replacen("Ports:08", "Ports:108", 1), "s.lst:1: malformed port record: bad Ports '108'"),
-            (ok.replacen(" PN:03 }", " PN:03", 1), "s.lst:1: malformed port record: "),
+            (
+                ok.replacen("{ SW", "SW", 1),
+                "s.lst:1: malformed port record: expected '{ ' to open it",
+            ),
+            (
+                ok.replacen("{ SW", "{ XX", 1),
+                "s.lst:1: malformed port record: unknown node type 'XX'",
+            ),
+            (
+                ok.replacen("NodeGUID:", "NodeGUID:x", 1),
+                "s.lst:1: malformed port record: bad NodeGUID ''",
+            ),
+            (
+                ok.replacen("Ports:08", "Ports:108", 1),
+                "s.lst:1: malformed port record: bad Ports '108'",
+            ),
+            (
+                ok.replacen(" PN:03 }", " PN:03", 1),
+                "s.lst:1: malformed port record: ",
+            ),
             (
                 ok.replacen(" PN:01 }", " PN:01", 1),
                 "s.lst:1: malformed port record: expected '{description} LID:hex PN:hex }'",
             ),
-            (ok.replacen("SPD=10", "SPD=??", 1), "s.lst:1: unknown link speed SPD=??"),
-            (ok.replacen("PHY=4x", "PHY=??", 1), "s.lst:1: unknown link width PHY=??"),
-            (ok.replacen("LOG=ACT", "LOG=XYZ", 1), "s.lst:1: unknown port state LOG=XYZ"),
-            (ok.replacen(" SPD=10", "", 1), "s.lst:1: expected 'PHY=.. LOG=.. SPD=..'"),
-            (ok.replacen("PN:03", "PN:09", 1), "s.lst:1: port 9 of 0x0000000000000010 is outside 1..=8"),
-            (ok.replacen("Ports:08", "Ports:00", 1), "s.lst:1: port 3 of 0x0000000000000010 is outside 1..=0"),
+            (
+                ok.replacen("SPD=10", "SPD=??", 1),
+                "s.lst:1: unknown link speed SPD=??",
+            ),
+            (
+                ok.replacen("PHY=4x", "PHY=??", 1),
+                "s.lst:1: unknown link width PHY=??",
+            ),
+            (
+                ok.replacen("LOG=ACT", "LOG=XYZ", 1),
+                "s.lst:1: unknown port state LOG=XYZ",
+            ),
+            (
+                ok.replacen(" SPD=10", "", 1),
+                "s.lst:1: expected 'PHY=.. LOG=.. SPD=..'",
+            ),
+            (
+                ok.replacen("PN:03", "PN:09", 1),
+                "s.lst:1: port 9 of 0x0000000000000010 is outside 1..=8",
+            ),
+            (
+                ok.replacen("Ports:08", "Ports:00", 1),
+                "s.lst:1: port 3 of 0x0000000000000010 is outside 1..=0",
+            ),
             (
                 ok.replacen("{s}", "{t}", 1),
                 "s.lst:2: node 0x0000000000000010 is described differently at line 1 (description)",
@@ -498,14 +636,26 @@ mod tests {
     #[test]
     fn opensm_garbles_remote_vendor_ids_and_we_ignore_that() {
         // OpenSM 3.3.23 on ibsim with ibcloud's 4-ary-2-full tree.
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/interop/opensm-subnet-4-ary-2-full.lst");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/interop/opensm-subnet-4-ary-2-full.lst"
+        );
         let text = std::fs::read_to_string(path).unwrap();
-        assert!(text.contains("DevID:C7380000"), "the fixture shows the quirk");
+        assert!(
+            text.contains("DevID:C7380000"),
+            "the fixture shows the quirk"
+        );
         let f = parse(&text, "opensm-subnet.lst").unwrap();
-        let generated = crate::generate::preset("4-ary-2-full").unwrap().build().unwrap();
+        let generated = crate::generate::preset("4-ary-2-full")
+            .unwrap()
+            .build()
+            .unwrap();
         assert_eq!(f.topology_difference(&generated), None);
         for n in f.nodes() {
-            assert_eq!((n.vendor_id, n.device_id), (0x2c9, if n.is_switch() { 0xc738 } else { 0x1003 }));
+            assert_eq!(
+                (n.vendor_id, n.device_id),
+                (0x2c9, if n.is_switch() { 0xc738 } else { 0x1003 })
+            );
         }
     }
 }

@@ -9,7 +9,9 @@ pub(crate) mod assemble;
 
 /// Lines with 1-based numbers, `\r` stripped.
 pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines().enumerate().map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
 }
 
 /// Parses `0x1a2b`, `1a2b` (hex without prefix when `bare_hex`), or decimal.
@@ -112,7 +114,12 @@ pub(crate) fn guid_of_discover_id(id: &str) -> Option<Guid> {
 
 /// A port number from a file: 1..=254 (port 0 is a switch's internal port and
 /// cannot be cabled; 255 is reserved).
-pub(crate) fn cable_port(file: &str, line: usize, value: u64, what: &str) -> Result<u8, ParseError> {
+pub(crate) fn cable_port(
+    file: &str,
+    line: usize,
+    value: u64,
+    what: &str,
+) -> Result<u8, ParseError> {
     match port_num(value) {
         Some(0) => Err(err(
             file,
@@ -120,7 +127,11 @@ pub(crate) fn cable_port(file: &str, line: usize, value: u64, what: &str) -> Res
             format!("{what} 0 cannot be cabled (port 0 is a switch's internal management port)"),
         )),
         Some(p) if p <= 254 => Ok(p),
-        _ => Err(err(file, line, format!("{what} {value} is out of range (ports are numbered 1 to 254)"))),
+        _ => Err(err(
+            file,
+            line,
+            format!("{what} {value} is out of range (ports are numbered 1 to 254)"),
+        )),
     }
 }
 
@@ -164,8 +175,20 @@ pub(crate) mod testing {
             let oid = b.node_by_guid(n.guid).expect("same GUIDs");
             let o = b.node(oid);
             assert_eq!(
-                (&o.description, o.system_image_guid, o.vendor_id, o.device_id, o.enhanced_port0),
-                (&n.description, n.system_image_guid, n.vendor_id, n.device_id, n.enhanced_port0),
+                (
+                    &o.description,
+                    o.system_image_guid,
+                    o.vendor_id,
+                    o.device_id,
+                    o.enhanced_port0
+                ),
+                (
+                    &n.description,
+                    n.system_image_guid,
+                    n.vendor_id,
+                    n.device_id,
+                    n.enhanced_port0
+                ),
                 "node {}",
                 n.guid
             );
@@ -189,7 +212,9 @@ pub(crate) mod testing {
     /// parallel links and a different rate on every link. `for_ibsim` keeps
     /// to what ibsim can present (derived port GUIDs, no router LIDs).
     pub(crate) fn zoo(for_ibsim: bool) -> Fabric {
-        use crate::model::{FabricBuilder, LinkRate, LinkSpeed as S, LinkWidth as W, NodeKind, NodeSpec};
+        use crate::model::{
+            FabricBuilder, LinkRate, LinkSpeed as S, LinkWidth as W, NodeKind, NodeSpec,
+        };
         use crate::{Guid, Lid, PortRef};
         let mut b = FabricBuilder::new();
         let mut node = |kind, guid: u64, ports, desc: &str, tweak: &dyn Fn(&mut NodeSpec)| {
@@ -197,21 +222,37 @@ pub(crate) mod testing {
             tweak(&mut spec);
             b.add_node(spec).unwrap()
         };
-        let sw1 = node(NodeKind::Switch, 0x0002_c902_0000_1000, 8, "spine #1 w=2 lid 7", &|s| {
-            s.enhanced_port0 = true;
-            s.system_image_guid = Guid(0x0002_c902_0000_ffff);
+        let sw1 = node(
+            NodeKind::Switch,
+            0x0002_c902_0000_1000,
+            8,
+            "spine #1 w=2 lid 7",
+            &|s| {
+                s.enhanced_port0 = true;
+                s.system_image_guid = Guid(0x0002_c902_0000_ffff);
+            },
+        );
+        let sw2 = node(NodeKind::Switch, 0x0002_c902_0000_2000, 4, "leaf", &|s| {
+            s.vendor_id = 0x119f
         });
-        let sw2 = node(NodeKind::Switch, 0x0002_c902_0000_2000, 4, "leaf", &|s| s.vendor_id = 0x119f);
         let custom = !for_ibsim;
         let h1 = node(NodeKind::Ca, 0x0002_c903_0000_0100, 2, "host one", &|s| {
             if custom {
                 s.port_guids = vec![Guid(0x0002_c903_0000_0100), Guid(0x0002_c903_0000_0777)];
             }
         });
-        let h2 = node(NodeKind::Ca, 0x0002_c903_0000_0200, 1, "host two", &|s| s.device_id = 0x1017);
+        let h2 = node(NodeKind::Ca, 0x0002_c903_0000_0200, 1, "host two", &|s| {
+            s.device_id = 0x1017
+        });
         let h3 = node(NodeKind::Ca, 0x0002_c903_0000_0300, 1, "h3", &|_| {});
         let h4 = node(NodeKind::Ca, 0x0002_c903_0000_0400, 2, "h4", &|_| {});
-        let r1 = node(NodeKind::Router, 0x0002_c904_0000_0100, 2, "gateway", &|_| {});
+        let r1 = node(
+            NodeKind::Router,
+            0x0002_c904_0000_0100,
+            2,
+            "gateway",
+            &|_| {},
+        );
         let links = [
             (sw1, 1, h1, 1, W::X4, S::Qdr),
             (sw1, 2, h1, 2, W::X12, S::Edr),
@@ -223,7 +264,12 @@ pub(crate) mod testing {
             (sw1, 4, sw2, 4, W::X4, S::Fdr),
         ];
         for (a, pa, z, pz, w, s) in links {
-            b.connect(PortRef::new(a, pa), PortRef::new(z, pz), LinkRate::new(w, s)).unwrap();
+            b.connect(
+                PortRef::new(a, pa),
+                PortRef::new(z, pz),
+                LinkRate::new(w, s),
+            )
+            .unwrap();
         }
         let mut f = b.build();
         let lids = [
@@ -249,7 +295,12 @@ pub(crate) mod testing {
     /// `text` with `len` bytes at `at` (both clamped to char boundaries)
     /// replaced by `junk`: the mutation the parsers' property tests apply.
     pub(crate) fn mangle(text: &str, at: usize, len: usize, junk: &str) -> String {
-        let boundary = |from: usize| text.char_indices().map(|(i, _)| i).find(|&i| i >= from).unwrap_or(text.len());
+        let boundary = |from: usize| {
+            text.char_indices()
+                .map(|(i, _)| i)
+                .find(|&i| i >= from)
+                .unwrap_or(text.len())
+        };
         let start = boundary(at.min(text.len()));
         let end = boundary(start + len);
         let mut out = text.to_owned();
@@ -265,7 +316,10 @@ pub(crate) mod testing {
         what: &str,
     ) {
         let msg = result.expect_err("input should be refused").to_string();
-        assert!(msg.starts_with(&format!("{file}:{line}: ")), "wrong line: {msg}");
+        assert!(
+            msg.starts_with(&format!("{file}:{line}: ")),
+            "wrong line: {msg}"
+        );
         assert!(msg.contains(what), "'{what}' not in: {msg}");
     }
 }
@@ -283,7 +337,10 @@ mod tests {
         assert_eq!(take_quoted("\"open"), None);
         assert_eq!(take_bracketed_num("[12]\"x\""), Some((12, "\"x\"")));
         assert_eq!(take_bracketed_num("[x]"), None);
-        assert_eq!(numbered_lines("a\r\nb").collect::<Vec<_>>(), vec![(1, "a"), (2, "b")]);
+        assert_eq!(
+            numbered_lines("a\r\nb").collect::<Vec<_>>(),
+            vec![(1, "a"), (2, "b")]
+        );
         assert_eq!(take_parenthesized(" (1a) x"), Some(("1a", " x")));
         assert_eq!(take_word("  lid 3"), ("lid", " 3"));
         assert_eq!(take_word("   "), ("", ""));
@@ -300,7 +357,10 @@ mod tests {
         assert_eq!(c_number_prefix("0xq"), Some(0));
         assert_eq!(c_number_prefix("abc"), Some(0));
         assert_eq!(c_number_prefix("99999999999999999999999"), None);
-        assert_eq!(guid_of_discover_id("S-0002c90200000001"), Some(Guid(0x0002c90200000001)));
+        assert_eq!(
+            guid_of_discover_id("S-0002c90200000001"),
+            Some(Guid(0x0002c90200000001))
+        );
         assert_eq!(guid_of_discover_id("S-0002c9020000000g"), None);
         assert_eq!(guid_of_discover_id("Switch1"), None);
         assert!(cable_port("f", 1, 0, "port").is_err());

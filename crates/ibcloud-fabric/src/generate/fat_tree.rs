@@ -55,14 +55,24 @@ impl FatTreeParams {
 
     /// A PGFT(h; m; w; p).
     pub fn pgft(m: &[u32], w: &[u32], p: &[u32]) -> Self {
-        Self { h: m.len(), m: m.to_vec(), w: w.to_vec(), p: p.to_vec(), radix: None, rate: LinkRate::default() }
+        Self {
+            h: m.len(),
+            m: m.to_vec(),
+            w: w.to_vec(),
+            p: p.to_vec(),
+            radix: None,
+            rate: LinkRate::default(),
+        }
     }
 
     /// A k-ary-n-tree: k^n nodes, n·k^(n−1) switches of 2k ports.
     pub fn k_ary_n_tree(k: u32, n: usize) -> Self {
         let mut w = vec![k; n];
         w[0] = 1;
-        Self { radix: Some(2 * k), ..Self::xgft(&vec![k; n], &w) }
+        Self {
+            radix: Some(2 * k),
+            ..Self::xgft(&vec![k; n], &w)
+        }
     }
 
     /// Paper V's reversed notation `XGFT(n; m1..mn; w1..wn)` (roots at level 0,
@@ -102,8 +112,16 @@ impl FatTreeParams {
     /// Ports used by a level-i node: m_i·p_i down plus w_{i+1}·p_{i+1} up
     /// (saturating at u32::MAX).
     pub fn ports_used(&self, i: usize) -> u32 {
-        let down = if i == 0 { 0 } else { self.m[i - 1] as u64 * self.p[i - 1] as u64 };
-        let up = if i == self.h { 0 } else { self.w[i] as u64 * self.p[i] as u64 };
+        let down = if i == 0 {
+            0
+        } else {
+            self.m[i - 1] as u64 * self.p[i - 1] as u64
+        };
+        let up = if i == self.h {
+            0
+        } else {
+            self.w[i] as u64 * self.p[i] as u64
+        };
         u32::try_from(down + up).unwrap_or(u32::MAX)
     }
 
@@ -132,7 +150,10 @@ impl FatTreeParams {
             ));
         }
         if self.ports_used(0) > 254 {
-            return bad(format!("compute nodes would need {} ports", self.ports_used(0)));
+            return bad(format!(
+                "compute nodes would need {} ports",
+                self.ports_used(0)
+            ));
         }
         for i in 1..=self.h {
             let used = self.ports_used(i);
@@ -163,9 +184,18 @@ impl FatTreeParams {
         self.validate()?;
         let h = self.h;
         let counts: Vec<u64> = (0..=h).map(|i| self.nodes_at_level(i)).collect();
-        let total_ports: u64 =
-            (0..=h).map(|i| counts[i] * (self.radix.unwrap_or(self.ports_used(i)).max(self.ports_used(i)) as u64 + 1)).sum();
-        let mut b = FabricBuilder::with_capacity(counts.iter().sum::<u64>() as usize, total_ports as usize);
+        let total_ports: u64 = (0..=h)
+            .map(|i| {
+                counts[i]
+                    * (self
+                        .radix
+                        .unwrap_or(self.ports_used(i))
+                        .max(self.ports_used(i)) as u64
+                        + 1)
+            })
+            .sum();
+        let mut b =
+            FabricBuilder::with_capacity(counts.iter().sum::<u64>() as usize, total_ports as usize);
         let mut ids = Vec::with_capacity(h + 1);
         for (level, &count) in counts.iter().enumerate() {
             let mut level_ids = Vec::with_capacity(count as usize);
@@ -213,7 +243,11 @@ impl FatTreeParams {
         let m_up = self.m[i] as u64; // children per level-(i+1) node = range of a_{i+1}
         let w_up = self.w[i] as u64; // parents per level-i node
         let p = self.p[i];
-        let down_ports_below = if i == 0 { 0 } else { self.m[i - 1] * self.p[i - 1] };
+        let down_ports_below = if i == 0 {
+            0
+        } else {
+            self.m[i - 1] * self.p[i - 1]
+        };
         for (idx, &child) in lower.iter().enumerate() {
             let idx = idx as u64;
             let b_low = idx % b_space;
@@ -249,7 +283,14 @@ impl fmt::Display for FatTreeParams {
         if self.p.iter().all(|&p| p == 1) {
             write!(f, "XGFT({};{};{})", self.h, join(&self.m), join(&self.w))
         } else {
-            write!(f, "PGFT({};{};{};{})", self.h, join(&self.m), join(&self.w), join(&self.p))
+            write!(
+                f,
+                "PGFT({};{};{};{})",
+                self.h,
+                join(&self.m),
+                join(&self.w),
+                join(&self.p)
+            )
         }
     }
 }
@@ -265,8 +306,12 @@ impl FromStr for FatTreeParams {
         let lower = t.to_ascii_lowercase();
         if let Some((k, rest)) = lower.split_once("-ary-") {
             let n = rest.trim_end_matches("-tree");
-            let k: u32 = k.parse().map_err(|_| bad("K in K-ary-N must be a number"))?;
-            let n: usize = n.parse().map_err(|_| bad("N in K-ary-N must be a number"))?;
+            let k: u32 = k
+                .parse()
+                .map_err(|_| bad("K in K-ary-N must be a number"))?;
+            let n: usize = n
+                .parse()
+                .map_err(|_| bad("N in K-ary-N must be a number"))?;
             if k == 0 || n == 0 {
                 return Err(bad("K and N must be at least 1"));
             }
@@ -283,15 +328,35 @@ impl FromStr for FatTreeParams {
             _ => return Err(bad("expected XGFT or PGFT")),
         };
         if parts.len() != want {
-            return Err(bad(&format!("expected {want} ';'-separated fields, found {}", parts.len())));
+            return Err(bad(&format!(
+                "expected {want} ';'-separated fields, found {}",
+                parts.len()
+            )));
         }
         let h: usize = parts[0].parse().map_err(|_| bad("h must be a number"))?;
         let list = |x: &str| -> Result<Vec<u32>, TopologyError> {
-            x.split(',').map(|v| v.trim().parse().map_err(|_| bad(&format!("'{v}' is not a number")))).collect()
+            x.split(',')
+                .map(|v| {
+                    v.trim()
+                        .parse()
+                        .map_err(|_| bad(&format!("'{v}' is not a number")))
+                })
+                .collect()
         };
         let (m, w) = (list(parts[1])?, list(parts[2])?);
-        let p = if want == 4 { list(parts[3])? } else { vec![1; m.len()] };
-        let params = Self { h, m, w, p, radix: None, rate: LinkRate::default() };
+        let p = if want == 4 {
+            list(parts[3])?
+        } else {
+            vec![1; m.len()]
+        };
+        let params = Self {
+            h,
+            m,
+            w,
+            p,
+            radix: None,
+            rate: LinkRate::default(),
+        };
         params.validate()?;
         Ok(params)
     }
@@ -305,7 +370,10 @@ mod tests {
     fn paper_iv_fig10_counts() {
         let t = FatTreeParams::xgft(&[4, 4, 3], &[1, 2, 3]);
         assert_eq!(t.num_compute_nodes(), 48);
-        assert_eq!((1..=3).map(|i| t.nodes_at_level(i)).collect::<Vec<_>>(), vec![12, 6, 6]);
+        assert_eq!(
+            (1..=3).map(|i| t.nodes_at_level(i)).collect::<Vec<_>>(),
+            vec![12, 6, 6]
+        );
     }
 
     #[test]
@@ -313,17 +381,31 @@ mod tests {
         let t = FatTreeParams::pgft(&[3, 2, 2], &[1, 2, 2], &[1, 2, 1]);
         let f = t.build().unwrap();
         for (id, n) in f.iter_nodes() {
-            let level = if n.is_switch() { t.h - n.rank.unwrap() as usize } else { 0 };
-            assert_eq!(f.neighbors(id).count() as u32, t.ports_used(level), "{}", n.description);
+            let level = if n.is_switch() {
+                t.h - n.rank.unwrap() as usize
+            } else {
+                0
+            };
+            assert_eq!(
+                f.neighbors(id).count() as u32,
+                t.ports_used(level),
+                "{}",
+                n.description
+            );
         }
         assert!(f.lid_table().is_ok());
     }
 
     #[test]
     fn parallel_links_join_the_same_pair() {
-        let f = FatTreeParams::pgft(&[2, 2], &[1, 2], &[1, 3]).build().unwrap();
+        let f = FatTreeParams::pgft(&[2, 2], &[1, 2], &[1, 3])
+            .build()
+            .unwrap();
         let leaf = f.switches().next().unwrap();
-        let ups: Vec<_> = f.neighbors(leaf).filter(|(_, r)| f.node(r.node).is_switch()).collect();
+        let ups: Vec<_> = f
+            .neighbors(leaf)
+            .filter(|(_, r)| f.node(r.node).is_switch())
+            .collect();
         assert_eq!(ups.len(), 6);
         assert_eq!(ups[0].1.node, ups[2].1.node);
         assert_ne!(ups[0].1.node, ups[3].1.node);
@@ -335,8 +417,20 @@ mod tests {
         assert_eq!(t.to_string(), "XGFT(3;4,4,3;1,2,3)");
         let p: FatTreeParams = "pgft(2; 4,4; 1,2; 1,2)".parse().unwrap();
         assert_eq!(p.p, vec![1, 2]);
-        assert_eq!("4-ary-3-tree".parse::<FatTreeParams>().unwrap().num_switches(), 48);
-        for bad in ["XGFT(2;4;1,2)", "XGFT(2;4,x;1,2)", "tree(2;1;1)", "XGFT(2;4,4;1,0)", "0-ary-2"] {
+        assert_eq!(
+            "4-ary-3-tree"
+                .parse::<FatTreeParams>()
+                .unwrap()
+                .num_switches(),
+            48
+        );
+        for bad in [
+            "XGFT(2;4;1,2)",
+            "XGFT(2;4,x;1,2)",
+            "tree(2;1;1)",
+            "XGFT(2;4,4;1,0)",
+            "0-ary-2",
+        ] {
             assert!(bad.parse::<FatTreeParams>().is_err(), "{bad}");
         }
     }
@@ -351,7 +445,10 @@ mod tests {
         assert_eq!(port_guids.len(), n);
         let leaf = f.switches().next().unwrap();
         assert_eq!(f.node(leaf).guid, Guid(0x0002_c902_0100_0001));
-        assert_eq!(f.node(f.cas().next().unwrap()).guid, Guid(0x0002_c903_0000_0100));
+        assert_eq!(
+            f.node(f.cas().next().unwrap()).guid,
+            Guid(0x0002_c903_0000_0100)
+        );
         assert!(f.nodes().iter().all(|n| n.guid.0 >> 40 == 0x0002c9));
     }
 
@@ -364,8 +461,13 @@ mod tests {
 
     #[test]
     fn over_radix_and_lid_overflow_are_refused() {
-        assert!(FatTreeParams::k_ary_n_tree(18, 2).with_radix(30).build().is_err());
-        let err = FatTreeParams::xgft(&[100, 100, 10], &[1, 1, 1]).build().unwrap_err();
+        assert!(FatTreeParams::k_ary_n_tree(18, 2)
+            .with_radix(30)
+            .build()
+            .is_err());
+        let err = FatTreeParams::xgft(&[100, 100, 10], &[1, 1, 1])
+            .build()
+            .unwrap_err();
         assert!(err.to_string().contains("49151"));
     }
 }

@@ -38,7 +38,10 @@ pub struct FaultReport {
 /// assert_eq!(broken.switches().count(), 35);
 /// # Ok::<(), ibcloud_fabric::FabricError>(())
 /// ```
-pub fn inject_faults(fabric: &Fabric, spec: FaultSpec) -> Result<(Fabric, FaultReport), TopologyError> {
+pub fn inject_faults(
+    fabric: &Fabric,
+    spec: FaultSpec,
+) -> Result<(Fabric, FaultReport), TopologyError> {
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let switches: Vec<NodeId> = fabric.switches().collect();
     if spec.switches > switches.len() {
@@ -48,8 +51,10 @@ pub fn inject_faults(fabric: &Fabric, spec: FaultSpec) -> Result<(Fabric, FaultR
             switches.len()
         )));
     }
-    let mut gone: Vec<NodeId> =
-        sample(&mut rng, switches.len(), spec.switches).into_iter().map(|i| switches[i]).collect();
+    let mut gone: Vec<NodeId> = sample(&mut rng, switches.len(), spec.switches)
+        .into_iter()
+        .map(|i| switches[i])
+        .collect();
     gone.sort();
     let is_gone = |id: NodeId| gone.binary_search(&id).is_ok();
     let candidates: Vec<Link> = fabric
@@ -69,7 +74,10 @@ pub fn inject_faults(fabric: &Fabric, spec: FaultSpec) -> Result<(Fabric, FaultR
     let links: Vec<Link> = picked.into_iter().map(|i| candidates[i]).collect();
     let guid = |id: NodeId| fabric.node(id).guid;
     let report = FaultReport {
-        links: links.iter().map(|l| (guid(l.a.node), l.a.port, guid(l.b.node), l.b.port)).collect(),
+        links: links
+            .iter()
+            .map(|l| (guid(l.a.node), l.a.port, guid(l.b.node), l.b.port))
+            .collect(),
         switches: gone.iter().map(|&s| guid(s)).collect(),
     };
     Ok((fabric.without(&gone, &links), report))
@@ -82,14 +90,24 @@ mod tests {
 
     /// Links of the original fabric that touch any of the removed switches.
     fn links_lost_with(f: &Fabric, report: &FaultReport) -> usize {
-        let gone: Vec<NodeId> = report.switches.iter().map(|g| f.node_by_guid(*g).unwrap()).collect();
-        f.links().filter(|l| gone.contains(&l.a.node) || gone.contains(&l.b.node)).count()
+        let gone: Vec<NodeId> = report
+            .switches
+            .iter()
+            .map(|g| f.node_by_guid(*g).unwrap())
+            .collect();
+        f.links()
+            .filter(|l| gone.contains(&l.a.node) || gone.contains(&l.b.node))
+            .count()
     }
 
     #[test]
     fn same_seed_same_faults_and_counts_add_up() {
         let f = preset("ft648").unwrap().build().unwrap();
-        let spec = FaultSpec { links: 10, switches: 2, seed: 42 };
+        let spec = FaultSpec {
+            links: 10,
+            switches: 2,
+            seed: 42,
+        };
         let (a, ra) = inject_faults(&f, spec).unwrap();
         let (b, rb) = inject_faults(&f, spec).unwrap();
         assert_eq!(ra, rb);
@@ -109,8 +127,29 @@ mod tests {
     #[test]
     fn too_many_faults_is_an_error() {
         let f = preset("4-ary-2-full").unwrap().build().unwrap();
-        assert!(inject_faults(&f, FaultSpec { links: 33, ..Default::default() }).is_err());
-        assert!(inject_faults(&f, FaultSpec { switches: 13, ..Default::default() }).is_err());
-        assert!(inject_faults(&f, FaultSpec { links: 32, ..Default::default() }).is_ok());
+        assert!(inject_faults(
+            &f,
+            FaultSpec {
+                links: 33,
+                ..Default::default()
+            }
+        )
+        .is_err());
+        assert!(inject_faults(
+            &f,
+            FaultSpec {
+                switches: 13,
+                ..Default::default()
+            }
+        )
+        .is_err());
+        assert!(inject_faults(
+            &f,
+            FaultSpec {
+                links: 32,
+                ..Default::default()
+            }
+        )
+        .is_ok());
     }
 }

@@ -22,22 +22,86 @@ fn xgft(m: &[u32], w: &[u32], radix: u32) -> FatTreeParams {
 pub fn presets() -> Vec<Preset> {
     let pv = |m: &[u32], w: &[u32], radix| FatTreeParams::from_roots_first(m, w).with_radix(radix);
     vec![
-        Preset { name: "ft324", source: "Papers II/V: 36-port 2-level, 324 nodes / 36 switches", params: xgft(&[18, 18], &[1, 18], 36) },
-        Preset { name: "ft648", source: "Papers II/V: 36-port 2-level, 648 nodes / 54 switches", params: xgft(&[18, 36], &[1, 18], 36) },
-        Preset { name: "ft5832", source: "Papers II/V: 36-port 3-level (18-ary-3), 5,832 nodes / 972 switches", params: xgft(&[18, 18, 18], &[1, 18, 18], 36) },
-        Preset { name: "ft11664", source: "Papers II/V: 36-port full 3-level, 11,664 nodes / 1,620 switches", params: xgft(&[18, 18, 36], &[1, 18, 18], 36) },
-        Preset { name: "ft20736", source: "Paper V Table 3: 4-level 12-ary-4-tree, 20,736 nodes / 6,912 switches", params: FatTreeParams::k_ary_n_tree(12, 4) },
-        Preset { name: "ft27648", source: "48-port full 3-level, 27,648 nodes / 2,880 switches", params: xgft(&[24, 24, 48], &[1, 24, 24], 48) },
-        Preset { name: "4-ary-2-full", source: "Paper V Table 4: XGFT(2;8,4;4,1), 32 / 12", params: pv(&[8, 4], &[4, 1], 8) },
-        Preset { name: "8-ary-2", source: "Paper V Table 4: XGFT(2;8,8;8,1), 64 / 16", params: pv(&[8, 8], &[8, 1], 16) },
-        Preset { name: "4-ary-3-full", source: "Paper V Table 4: XGFT(3;8,4,4;4,4,1), 128 / 80", params: pv(&[8, 4, 4], &[4, 4, 1], 8) },
-        Preset { name: "16-ary-2", source: "Paper V Table 4: XGFT(2;16,16;16,1), 256 / 32", params: pv(&[16, 16], &[16, 1], 32) },
-        Preset { name: "8-ary-3", source: "Paper V Table 4: XGFT(3;8,8,8;8,8,1), 512 / 192", params: pv(&[8, 8, 8], &[8, 8, 1], 16) },
-        Preset { name: "8-ary-3-full", source: "Paper V Table 4: XGFT(3;16,8,8;8,8,1), 1,024 / 320", params: pv(&[16, 8, 8], &[8, 8, 1], 16) },
-        Preset { name: "ft648-2to1", source: "648 nodes, 36-port leaves with 24 down / 12 up (2:1)", params: xgft(&[24, 27], &[1, 12], 36) },
-        Preset { name: "ft648-4to1", source: "648 nodes, 36-port leaves with 24 down / 6 up (4:1)", params: xgft(&[24, 27], &[1, 6], 36) },
-        Preset { name: "ft11664-2to1", source: "11,664 nodes, 3-level, leaves 24 down / 12 up (2:1)", params: xgft(&[24, 18, 27], &[1, 12, 18], 36) },
-        Preset { name: "ft11664-4to1", source: "11,664 nodes, 3-level, leaves 24 down / 6 up (4:1)", params: xgft(&[24, 18, 27], &[1, 6, 18], 36) },
+        Preset {
+            name: "ft324",
+            source: "Papers II/V: 36-port 2-level, 324 nodes / 36 switches",
+            params: xgft(&[18, 18], &[1, 18], 36),
+        },
+        Preset {
+            name: "ft648",
+            source: "Papers II/V: 36-port 2-level, 648 nodes / 54 switches",
+            params: xgft(&[18, 36], &[1, 18], 36),
+        },
+        Preset {
+            name: "ft5832",
+            source: "Papers II/V: 36-port 3-level (18-ary-3), 5,832 nodes / 972 switches",
+            params: xgft(&[18, 18, 18], &[1, 18, 18], 36),
+        },
+        Preset {
+            name: "ft11664",
+            source: "Papers II/V: 36-port full 3-level, 11,664 nodes / 1,620 switches",
+            params: xgft(&[18, 18, 36], &[1, 18, 18], 36),
+        },
+        Preset {
+            name: "ft20736",
+            source: "Paper V Table 3: 4-level 12-ary-4-tree, 20,736 nodes / 6,912 switches",
+            params: FatTreeParams::k_ary_n_tree(12, 4),
+        },
+        Preset {
+            name: "ft27648",
+            source: "48-port full 3-level, 27,648 nodes / 2,880 switches",
+            params: xgft(&[24, 24, 48], &[1, 24, 24], 48),
+        },
+        Preset {
+            name: "4-ary-2-full",
+            source: "Paper V Table 4: XGFT(2;8,4;4,1), 32 / 12",
+            params: pv(&[8, 4], &[4, 1], 8),
+        },
+        Preset {
+            name: "8-ary-2",
+            source: "Paper V Table 4: XGFT(2;8,8;8,1), 64 / 16",
+            params: pv(&[8, 8], &[8, 1], 16),
+        },
+        Preset {
+            name: "4-ary-3-full",
+            source: "Paper V Table 4: XGFT(3;8,4,4;4,4,1), 128 / 80",
+            params: pv(&[8, 4, 4], &[4, 4, 1], 8),
+        },
+        Preset {
+            name: "16-ary-2",
+            source: "Paper V Table 4: XGFT(2;16,16;16,1), 256 / 32",
+            params: pv(&[16, 16], &[16, 1], 32),
+        },
+        Preset {
+            name: "8-ary-3",
+            source: "Paper V Table 4: XGFT(3;8,8,8;8,8,1), 512 / 192",
+            params: pv(&[8, 8, 8], &[8, 8, 1], 16),
+        },
+        Preset {
+            name: "8-ary-3-full",
+            source: "Paper V Table 4: XGFT(3;16,8,8;8,8,1), 1,024 / 320",
+            params: pv(&[16, 8, 8], &[8, 8, 1], 16),
+        },
+        Preset {
+            name: "ft648-2to1",
+            source: "648 nodes, 36-port leaves with 24 down / 12 up (2:1)",
+            params: xgft(&[24, 27], &[1, 12], 36),
+        },
+        Preset {
+            name: "ft648-4to1",
+            source: "648 nodes, 36-port leaves with 24 down / 6 up (4:1)",
+            params: xgft(&[24, 27], &[1, 6], 36),
+        },
+        Preset {
+            name: "ft11664-2to1",
+            source: "11,664 nodes, 3-level, leaves 24 down / 12 up (2:1)",
+            params: xgft(&[24, 18, 27], &[1, 12, 18], 36),
+        },
+        Preset {
+            name: "ft11664-4to1",
+            source: "11,664 nodes, 3-level, leaves 24 down / 6 up (4:1)",
+            params: xgft(&[24, 18, 27], &[1, 6, 18], 36),
+        },
     ]
 }
 
@@ -49,7 +113,10 @@ pub fn presets() -> Vec<Preset> {
 /// # Ok::<(), ibcloud_fabric::TopologyError>(())
 /// ```
 pub fn preset(spec: &str) -> Result<FatTreeParams, TopologyError> {
-    if let Some(p) = presets().into_iter().find(|p| p.name.eq_ignore_ascii_case(spec.trim())) {
+    if let Some(p) = presets()
+        .into_iter()
+        .find(|p| p.name.eq_ignore_ascii_case(spec.trim()))
+    {
         return Ok(p.params);
     }
     spec.parse().map_err(|e| match e {
@@ -90,7 +157,11 @@ mod tests {
         ];
         for (name, nodes, switches) in want {
             let p = preset(name).unwrap();
-            assert_eq!((p.num_compute_nodes(), p.num_switches()), (nodes, switches), "{name}");
+            assert_eq!(
+                (p.num_compute_nodes(), p.num_switches()),
+                (nodes, switches),
+                "{name}"
+            );
             p.validate().unwrap();
         }
         assert_eq!(want.len(), presets().len());

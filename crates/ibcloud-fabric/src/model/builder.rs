@@ -42,7 +42,11 @@ impl NodeSpec {
             description: description.into(),
             num_ports,
             vendor_id: 0x0002c9,
-            device_id: if kind == NodeKind::Switch { 0xc738 } else { 0x1003 },
+            device_id: if kind == NodeKind::Switch {
+                0xc738
+            } else {
+                0x1003
+            },
             port_guids: Vec::new(),
             enhanced_port0: false,
             rank: None,
@@ -102,7 +106,10 @@ impl FabricBuilder {
     /// Adds a node; fails on a duplicate GUID or a bad port count.
     pub fn add_node(&mut self, spec: NodeSpec) -> Result<NodeId, TopologyError> {
         if spec.num_ports == 0 || spec.num_ports > 254 {
-            return Err(TopologyError::BadPortCount { node: spec.description, num_ports: spec.num_ports });
+            return Err(TopologyError::BadPortCount {
+                node: spec.description,
+                num_ports: spec.num_ports,
+            });
         }
         if let Some(&other) = self.guid_index.get(&spec.guid) {
             return Err(TopologyError::DuplicateGuid {
@@ -124,13 +131,20 @@ impl FabricBuilder {
                     .copied()
                     .unwrap_or(Guid(spec.guid.0.wrapping_add(p as u64))),
             };
-            self.ports.push(Port { guid, ..Port::default() });
+            self.ports.push(Port {
+                guid,
+                ..Port::default()
+            });
         }
         self.guid_index.insert(spec.guid, id);
         self.nodes.push(Node {
             kind: spec.kind,
             guid: spec.guid,
-            system_image_guid: if spec.system_image_guid.0 == 0 { spec.guid } else { spec.system_image_guid },
+            system_image_guid: if spec.system_image_guid.0 == 0 {
+                spec.guid
+            } else {
+                spec.system_image_guid
+            },
             description: spec.description,
             vendor_id: spec.vendor_id,
             device_id: spec.device_id,
@@ -156,7 +170,10 @@ impl FabricBuilder {
     pub fn connect(&mut self, a: PortRef, b: PortRef, rate: LinkRate) -> Result<(), TopologyError> {
         let (sa, sb) = (self.slot(a)?, self.slot(b)?);
         if sa == sb {
-            return Err(TopologyError::SelfLink { node: self.name(a.node), port: a.port });
+            return Err(TopologyError::SelfLink {
+                node: self.name(a.node),
+                port: a.port,
+            });
         }
         if self.ports[sa].remote == Some(b) && self.ports[sb].remote == Some(a) {
             if self.ports[sa].rate != rate {
@@ -201,11 +218,16 @@ impl FabricBuilder {
 
     /// Mutable access to a node's metadata while building.
     pub fn node_mut(&mut self, id: NodeId) -> Result<&mut Node, TopologyError> {
-        self.nodes.get_mut(id.index()).ok_or(TopologyError::UnknownNode(id))
+        self.nodes
+            .get_mut(id.index())
+            .ok_or(TopologyError::UnknownNode(id))
     }
 
     fn name(&self, id: NodeId) -> String {
-        self.nodes.get(id.index()).map(|n| n.description.clone()).unwrap_or_else(|| id.to_string())
+        self.nodes
+            .get(id.index())
+            .map(|n| n.description.clone())
+            .unwrap_or_else(|| id.to_string())
     }
 
     /// Finishes the fabric. Switch port 0 counts as active.

@@ -36,8 +36,16 @@ pub struct Link {
 }
 
 impl Fabric {
-    pub(crate) fn from_parts(nodes: Vec<Node>, ports: Vec<Port>, guid_index: HashMap<Guid, NodeId>) -> Self {
-        Self { nodes, ports, guid_index }
+    pub(crate) fn from_parts(
+        nodes: Vec<Node>,
+        ports: Vec<Port>,
+        guid_index: HashMap<Guid, NodeId>,
+    ) -> Self {
+        Self {
+            nodes,
+            ports,
+            guid_index,
+        }
     }
 
     /// Rebuilds the GUID index after deserialisation and checks the invariants
@@ -50,7 +58,11 @@ impl Fabric {
                 return Err(format!("node {i} has a bad port offset"));
             }
             expected_first += node.num_ports as usize + 1;
-            if self.guid_index.insert(node.guid, NodeId(i as u32)).is_some() {
+            if self
+                .guid_index
+                .insert(node.guid, NodeId(i as u32))
+                .is_some()
+            {
                 return Err(format!("duplicate node GUID {}", node.guid));
             }
         }
@@ -87,7 +99,10 @@ impl Fabric {
 
     /// Node ids with their nodes.
     pub fn iter_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
-        self.nodes.iter().enumerate().map(|(i, n)| (NodeId(i as u32), n))
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (NodeId(i as u32), n))
     }
 
     /// One node.
@@ -110,18 +125,24 @@ impl Fabric {
             return None;
         }
         self.iter_nodes().find_map(|(id, n)| {
-            n.addressable_ports().find(|&p| self.ports(id)[p as usize].guid == guid).map(|p| PortRef::new(id, p))
+            n.addressable_ports()
+                .find(|&p| self.ports(id)[p as usize].guid == guid)
+                .map(|p| PortRef::new(id, p))
         })
     }
 
     /// Switch ids, in id order.
     pub fn switches(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.iter_nodes().filter(|(_, n)| n.kind == NodeKind::Switch).map(|(i, _)| i)
+        self.iter_nodes()
+            .filter(|(_, n)| n.kind == NodeKind::Switch)
+            .map(|(i, _)| i)
     }
 
     /// Channel adapter ids, in id order.
     pub fn cas(&self) -> impl Iterator<Item = NodeId> + '_ {
-        self.iter_nodes().filter(|(_, n)| n.kind == NodeKind::Ca).map(|(i, _)| i)
+        self.iter_nodes()
+            .filter(|(_, n)| n.kind == NodeKind::Ca)
+            .map(|(i, _)| i)
     }
 
     /// Count of nodes of one kind.
@@ -172,7 +193,11 @@ impl Fabric {
 
     /// Cabled external ports of a node with their peers.
     pub fn neighbors(&self, id: NodeId) -> impl Iterator<Item = (u8, PortRef)> + '_ {
-        self.ports(id).iter().enumerate().skip(1).filter_map(|(p, port)| port.remote.map(|r| (p as u8, r)))
+        self.ports(id)
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(p, port)| port.remote.map(|r| (p as u8, r)))
     }
 
     /// Every link once, ordered by its lower end.
@@ -217,7 +242,10 @@ impl Fabric {
 
     /// Highest LID in use (counting LMC ranges), or 0.
     pub fn max_lid(&self) -> u16 {
-        self.lid_ports().map(|(_, p)| Self::last_lid(p)).max().unwrap_or(0)
+        self.lid_ports()
+            .map(|(_, p)| Self::last_lid(p))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Number of LIDs in use, counting each LMC range in full.
@@ -243,10 +271,16 @@ impl Fabric {
             let span = 1u32 << port.lmc;
             let last = port.lid.0 as u32 + span - 1;
             if !port.lid.is_unicast() || last > Lid::UNICAST_MAX.0 as u32 {
-                return Err(LidError::NotUnicast { lid: port.lid, lmc: port.lmc });
+                return Err(LidError::NotUnicast {
+                    lid: port.lid,
+                    lmc: port.lmc,
+                });
             }
             if !(port.lid.0 as u32).is_multiple_of(span) {
-                return Err(LidError::Misaligned { lid: port.lid, lmc: port.lmc });
+                return Err(LidError::Misaligned {
+                    lid: port.lid,
+                    lmc: port.lmc,
+                });
             }
             for l in port.lid.0 as u32..=last {
                 if let Some(other) = table[l as usize] {
@@ -293,7 +327,10 @@ impl Fabric {
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         for sw in self.switches().collect::<Vec<_>>() {
-            if self.neighbors(sw).any(|(_, r)| !self.node(r.node).is_switch()) {
+            if self
+                .neighbors(sw)
+                .any(|(_, r)| !self.node(r.node).is_switch())
+            {
                 dist[sw.index()] = 0;
                 queue.push_back(sw);
             }
@@ -330,7 +367,8 @@ impl Fabric {
         for id in nodes {
             drop_node[id.index()] = true;
         }
-        let drop_port: std::collections::HashSet<PortRef> = links.iter().flat_map(|l| [l.a, l.b]).collect();
+        let drop_port: std::collections::HashSet<PortRef> =
+            links.iter().flat_map(|l| [l.a, l.b]).collect();
         let mut b = FabricBuilder::with_capacity(self.nodes.len(), self.ports.len());
         let mut new_id = vec![None; self.nodes.len()];
         for (id, n) in self.iter_nodes().filter(|(id, _)| !drop_node[id.index()]) {
@@ -340,11 +378,19 @@ impl Fabric {
             spec.device_id = n.device_id;
             spec.enhanced_port0 = n.enhanced_port0;
             spec.rank = n.rank;
-            let nid = b.add_node(spec).expect("GUIDs of a valid fabric are unique");
+            let nid = b
+                .add_node(spec)
+                .expect("GUIDs of a valid fabric are unique");
             new_id[id.index()] = Some(nid);
             for (p, port) in self.ports(id).iter().enumerate() {
-                let slot = b.port_mut(PortRef::new(nid, p as u8)).expect("same port count");
-                *slot = Port { remote: None, state: Default::default(), ..port.clone() };
+                let slot = b
+                    .port_mut(PortRef::new(nid, p as u8))
+                    .expect("same port count");
+                *slot = Port {
+                    remote: None,
+                    state: Default::default(),
+                    ..port.clone()
+                };
             }
         }
         for l in self.links() {
@@ -365,7 +411,11 @@ impl Fabric {
     /// same port numbers. Returns the first difference found.
     pub fn topology_difference(&self, other: &Fabric) -> Option<String> {
         if self.num_nodes() != other.num_nodes() {
-            return Some(format!("{} nodes vs {}", self.num_nodes(), other.num_nodes()));
+            return Some(format!(
+                "{} nodes vs {}",
+                self.num_nodes(),
+                other.num_nodes()
+            ));
         }
         for (id, n) in self.iter_nodes() {
             let Some(oid) = other.node_by_guid(n.guid) else {
@@ -376,8 +426,12 @@ impl Fabric {
                 return Some(format!("node {} differs in type or port count", n.guid));
             }
             for p in n.external_ports() {
-                let mine = self.remote(PortRef::new(id, p)).map(|r| (self.node(r.node).guid, r.port));
-                let theirs = other.remote(PortRef::new(oid, p)).map(|r| (other.node(r.node).guid, r.port));
+                let mine = self
+                    .remote(PortRef::new(id, p))
+                    .map(|r| (self.node(r.node).guid, r.port));
+                let theirs = other
+                    .remote(PortRef::new(oid, p))
+                    .map(|r| (other.node(r.node).guid, r.port));
                 if mine != theirs {
                     return Some(format!("node {} port {p}: {mine:?} vs {theirs:?}", n.guid));
                 }

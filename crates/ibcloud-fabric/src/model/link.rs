@@ -6,7 +6,9 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Active link width (lanes).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize, PartialOrd, Ord,
+)]
 pub enum LinkWidth {
     /// 1 lane.
     X1,
@@ -65,7 +67,9 @@ impl FromStr for LinkWidth {
 }
 
 /// Active link speed (signalling generation).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize, PartialOrd, Ord,
+)]
 pub enum LinkSpeed {
     /// Single data rate, 2.5 Gb/s per lane.
     Sdr,
@@ -88,8 +92,16 @@ pub enum LinkSpeed {
 
 impl LinkSpeed {
     /// Every speed, slowest first.
-    pub const ALL: [LinkSpeed; 8] =
-        [Self::Sdr, Self::Ddr, Self::Qdr, Self::Fdr10, Self::Fdr, Self::Edr, Self::Hdr, Self::Ndr];
+    pub const ALL: [LinkSpeed; 8] = [
+        Self::Sdr,
+        Self::Ddr,
+        Self::Qdr,
+        Self::Fdr10,
+        Self::Fdr,
+        Self::Edr,
+        Self::Hdr,
+        Self::Ndr,
+    ];
 
     /// Name as ibnetdiscover prints it (`QDR`).
     pub fn as_str(self) -> &'static str {
@@ -180,7 +192,10 @@ impl FromStr for LinkRate {
         let x = s
             .find(['x', 'X'])
             .ok_or_else(|| format!("link rate '{s}' is not of the form 4xQDR"))?;
-        Ok(Self { width: s[..=x].parse()?, speed: s[x + 1..].parse()? })
+        Ok(Self {
+            width: s[..=x].parse()?,
+            speed: s[x + 1..].parse()?,
+        })
     }
 }
 
@@ -216,7 +231,10 @@ mod tests {
 
     #[test]
     fn data_rates_match_the_standard() {
-        assert_eq!(LinkRate::new(LinkWidth::X4, LinkSpeed::Qdr).data_gbps(), 32.0);
+        assert_eq!(
+            LinkRate::new(LinkWidth::X4, LinkSpeed::Qdr).data_gbps(),
+            32.0
+        );
         let edr = LinkRate::new(LinkWidth::X4, LinkSpeed::Edr).data_gbps();
         assert!((edr - 100.0).abs() < 1e-9);
     }

@@ -5,8 +5,8 @@ mod fabric;
 mod link;
 mod node;
 
-pub use builder::{FabricBuilder, NodeSpec};
 pub(crate) use builder::port_num;
+pub use builder::{FabricBuilder, NodeSpec};
 pub use fabric::{Fabric, Link};
 pub use link::{LinkRate, LinkSpeed, LinkWidth, PortState};
 pub use node::{Node, NodeKind, Port};

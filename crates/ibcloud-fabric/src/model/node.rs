@@ -44,7 +44,9 @@ impl FromStr for NodeKind {
             "switch" | "sw" => Ok(Self::Switch),
             "ca" | "hca" => Ok(Self::Ca),
             "rt" | "router" => Ok(Self::Router),
-            _ => Err(format!("unknown node type '{s}' (expected Switch, Ca/Hca or Rt)")),
+            _ => Err(format!(
+                "unknown node type '{s}' (expected Switch, Ca/Hca or Rt)"
+            )),
         }
     }
 }
@@ -126,8 +128,14 @@ impl Node {
 
 /// Index of port `p` in a flat port array laid out by `first_port`; port 0 is
 /// accepted only with `allow_port0` (it cannot be cabled, but holds a switch's LID).
-pub(crate) fn port_slot(nodes: &[Node], p: PortRef, allow_port0: bool) -> Result<usize, TopologyError> {
-    let node = nodes.get(p.node.index()).ok_or(TopologyError::UnknownNode(p.node))?;
+pub(crate) fn port_slot(
+    nodes: &[Node],
+    p: PortRef,
+    allow_port0: bool,
+) -> Result<usize, TopologyError> {
+    let node = nodes
+        .get(p.node.index())
+        .ok_or(TopologyError::UnknownNode(p.node))?;
     if (p.port == 0 && !allow_port0) || p.port > node.num_ports {
         return Err(TopologyError::PortOutOfRange {
             node: node.description.clone(),

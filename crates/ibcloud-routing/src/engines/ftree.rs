@@ -80,7 +80,10 @@ impl FtreeEngine {
 
     /// Configured by `options` (`roots`, `compute_nodes`; `max_vls` is ignored).
     pub fn with_options(options: &EngineOptions) -> Self {
-        Self { roots: options.roots.clone(), compute_nodes: options.compute_nodes.clone() }
+        Self {
+            roots: options.roots.clone(),
+            compute_nodes: options.compute_nodes.clone(),
+        }
     }
 
     /// OpenSM's compute-node order, as it writes `opensm-ftree-ca-order.dump`:
@@ -89,7 +92,9 @@ impl FtreeEngine {
     /// line) up to the most compute nodes on any leaf. Pattern analyses take
     /// ranks in this order to see the routing the way ftree laid it out.
     pub fn ca_order(&self, fabric: &Fabric) -> Result<Vec<Option<Lid>>, RoutingError> {
-        fabric.lid_table().map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
+        fabric
+            .lid_table()
+            .map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
         Ok(build::Tree::build(fabric, self)?.ca_order())
     }
 
@@ -100,7 +105,10 @@ impl FtreeEngine {
 }
 
 fn unsupported(reason: impl Into<String>) -> RoutingError {
-    RoutingError::Unsupported { engine: "ftree", reason: reason.into() }
+    RoutingError::Unsupported {
+        engine: "ftree",
+        reason: reason.into(),
+    }
 }
 
 impl RoutingEngine for FtreeEngine {
@@ -109,11 +117,16 @@ impl RoutingEngine for FtreeEngine {
     }
 
     fn route(&self, fabric: &Fabric) -> Result<Routing, RoutingError> {
-        fabric.lid_table().map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
+        fabric
+            .lid_table()
+            .map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
         let tree = build::Tree::build(fabric, self)?;
         let mut tables = ForwardingTables::new(fabric);
         route::Router::new(&tree).run(&mut tables)?;
-        Ok(Routing { tables, path_sls: None })
+        Ok(Routing {
+            tables,
+            path_sls: None,
+        })
     }
 }
 

@@ -83,7 +83,9 @@ impl Lash {
     pub fn new(options: &EngineOptions) -> Result<Self, RoutingError> {
         let vls = options.max_vls.unwrap_or(Self::DEFAULT_VLS);
         if !(1..=15).contains(&vls) {
-            return Err(RoutingError::BadOptions(format!("{NAME}: max_vls must be 1..=15, not {vls}")));
+            return Err(RoutingError::BadOptions(format!(
+                "{NAME}: max_vls must be 1..=15, not {vls}"
+            )));
         }
         Ok(Self { vls, start_vl: 0 })
     }
@@ -110,19 +112,34 @@ impl Lash {
         let lids = lid_list(&g);
         let mut tables = ForwardingTables::new(fabric);
         if n == 0 {
-            let stats = LashStats { available, layers: 0, paths_per_layer_assigned: vec![], paths_per_layer: vec![] };
-            return Ok((Routing { tables, path_sls: Some(PathSls::new(&lids)) }, stats));
+            let stats = LashStats {
+                available,
+                layers: 0,
+                paths_per_layer_assigned: vec![],
+                paths_per_layer: vec![],
+            };
+            return Ok((
+                Routing {
+                    tables,
+                    path_sls: Some(PathSls::new(&lids)),
+                },
+                stats,
+            ));
         }
 
         let topo = Topology::new(fabric, &g);
-        let paths = topo.minimal_paths().map_err(|unreached| RoutingError::Disconnected {
-            engine: NAME,
-            detail: format!(
-                "switch '{}' cannot be reached from switch '{}'",
-                fabric.node(g.switches[topo.sw_of[unreached as usize] as usize]).description,
-                fabric.node(g.switches[topo.sw_of[0] as usize]).description
-            ),
-        })?;
+        let paths = topo
+            .minimal_paths()
+            .map_err(|unreached| RoutingError::Disconnected {
+                engine: NAME,
+                detail: format!(
+                    "switch '{}' cannot be reached from switch '{}'",
+                    fabric
+                        .node(g.switches[topo.sw_of[unreached as usize] as usize])
+                        .description,
+                    fabric.node(g.switches[topo.sw_of[0] as usize]).description
+                ),
+            })?;
         let mut layers = Layers::assign(&paths, available)?;
         let assigned = layers.count.iter().map(|&c| c as usize).collect();
         layers.balance(&paths);
@@ -159,16 +176,30 @@ impl Lash {
         let sw_of_lid = lid_switches(&g, &topo, fabric.max_lid());
         let start = self.start_vl;
         for &src in &lids {
-            let Some(s) = sw_of_lid[src.0 as usize] else { continue };
+            let Some(s) = sw_of_lid[src.0 as usize] else {
+                continue;
+            };
             for &dst in &lids {
-                let Some(d) = sw_of_lid[dst.0 as usize] else { continue };
-                let sl = if s == d { start } else { start + layers.lane[s as usize * n + d as usize] };
+                let Some(d) = sw_of_lid[dst.0 as usize] else {
+                    continue;
+                };
+                let sl = if s == d {
+                    start
+                } else {
+                    start + layers.lane[s as usize * n + d as usize]
+                };
                 if sl != 0 {
                     sls.set(src, dst, sl);
                 }
             }
         }
-        Ok((Routing { tables, path_sls: Some(sls) }, stats))
+        Ok((
+            Routing {
+                tables,
+                path_sls: Some(sls),
+            },
+            stats,
+        ))
     }
 }
 
@@ -186,9 +217,14 @@ impl RoutingEngine for Lash {
 fn check_ca_lids(fabric: &Fabric, g: &SwitchGraph) -> Result<(), RoutingError> {
     for (id, node) in fabric.iter_nodes().filter(|(_, n)| !n.is_switch()) {
         for (p, port) in fabric.ports(id).iter().enumerate().skip(1) {
-            let to_switch = port.remote.is_some_and(|r| g.index[r.node.index()] != u32::MAX);
+            let to_switch = port
+                .remote
+                .is_some_and(|r| g.index[r.node.index()] != u32::MAX);
             if to_switch && !port.lid.is_set() {
-                return Err(RoutingError::MissingLid(format!("'{}' port {p}", node.description)));
+                return Err(RoutingError::MissingLid(format!(
+                    "'{}' port {p}",
+                    node.description
+                )));
             }
         }
     }
@@ -269,7 +305,13 @@ impl Topology {
             }
             links.push(mine);
         }
-        Self { sw_of, lash_of, links, chan_port, chan_to }
+        Self {
+            sw_of,
+            lash_of,
+            links,
+            chan_port,
+            chan_to,
+        }
     }
 
     /// OpenSM's `shortest_path` + `generate_routing_func_for_mst` for every
@@ -317,7 +359,11 @@ impl Topology {
                 }
             }
         }
-        Ok(Paths { n, hop, to: self.chan_to.clone() })
+        Ok(Paths {
+            n,
+            hop,
+            to: self.chan_to.clone(),
+        })
     }
 }
 
@@ -367,7 +413,11 @@ impl Layers {
                 if cycle {
                     needed += 1;
                     if needed > available {
-                        return Err(RoutingError::NotEnoughLayers { engine: NAME, needed, available });
+                        return Err(RoutingError::NotEnoughLayers {
+                            engine: NAME,
+                            needed,
+                            available,
+                        });
                     }
                     cdg.ensure_lane(v);
                     count.push(0);
@@ -382,7 +432,14 @@ impl Layers {
                 lane[d as usize * n + i as usize] = v as u8;
             }
         }
-        Ok(Self { n, available, needed, lane, count, cdg })
+        Ok(Self {
+            n,
+            available,
+            needed,
+            lane,
+            count,
+            cdg,
+        })
     }
 
     /// `balance_virtual_lanes`.

@@ -42,14 +42,20 @@ impl RoutingEngine for MinHop {
         let order = ucast_mgr::port_order(self.name(), fabric, &graph)?;
         let dist = ucast_mgr::distances(&graph);
         ucast_mgr::check_connected(self.name(), fabric, &graph, &dist)?;
-        let hops = MinHopTables { graph: &graph, dist: &dist };
+        let hops = MinHopTables {
+            graph: &graph,
+            dist: &dist,
+        };
         let tables = match ucast_mgr::mask_words(&graph) {
             1 => ucast_mgr::build_lfts::<1>(fabric, &graph, &order, &hops),
             2 => ucast_mgr::build_lfts::<2>(fabric, &graph, &order, &hops),
             3 => ucast_mgr::build_lfts::<3>(fabric, &graph, &order, &hops),
             _ => ucast_mgr::build_lfts::<4>(fabric, &graph, &order, &hops),
         };
-        Ok(Routing { tables, path_sls: None })
+        Ok(Routing {
+            tables,
+            path_sls: None,
+        })
     }
 }
 
@@ -96,10 +102,16 @@ mod tests {
     use ibcloud_fabric::generate::preset;
 
     fn check_fixture(name: &str) {
-        let (f, theirs) = fixture(name.split("-lmc").next().unwrap_or(name), &format!("minhop/{name}"));
+        let (f, theirs) = fixture(
+            name.split("-lmc").next().unwrap_or(name),
+            &format!("minhop/{name}"),
+        );
         let ours = MinHop.route(&f).unwrap().tables;
         let (n, first) = diff(&f, &ours, &theirs, 10);
-        assert_eq!(n, 0, "{name}: {n} entries differ from OpenSM, first: {first:?}");
+        assert_eq!(
+            n, 0,
+            "{name}: {n} entries differ from OpenSM, first: {first:?}"
+        );
     }
 
     #[test]
@@ -155,7 +167,10 @@ mod tests {
                 Err(e) => panic!("seed {seed}: {e}"),
             }
         }
-        assert!(routed > 100 && disconnected > 0, "{routed} routed, {disconnected} disconnected");
+        assert!(
+            routed > 100 && disconnected > 0,
+            "{routed} routed, {disconnected} disconnected"
+        );
     }
 
     #[test]
@@ -177,7 +192,16 @@ mod tests {
             .collect();
         let cut = f.without(&[], &uplinks);
         let err = MinHop.route(&cut).unwrap_err();
-        assert!(matches!(err, RoutingError::Disconnected { engine: "minhop", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                RoutingError::Disconnected {
+                    engine: "minhop",
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -195,28 +219,59 @@ mod tests {
                 .collect::<Vec<_>>(),
         );
         let t = MinHop.route(&cut).unwrap().tables;
-        assert_eq!(t.unrouted(&cut, true), 12, "one CA LID unset on every switch");
+        assert_eq!(
+            t.unrouted(&cut, true),
+            12,
+            "one CA LID unset on every switch"
+        );
     }
 
     #[test]
     fn unusable_lids_are_an_error() {
         let mut f = preset("4-ary-2-full").unwrap().build().unwrap();
         let ca = f.cas().next().unwrap();
-        f.set_lid(ibcloud_fabric::PortRef::new(ca, 1), ibcloud_fabric::Lid(0xC000), 0).unwrap();
+        f.set_lid(
+            ibcloud_fabric::PortRef::new(ca, 1),
+            ibcloud_fabric::Lid(0xC000),
+            0,
+        )
+        .unwrap();
         let err = MinHop.route(&f).unwrap_err();
-        assert!(matches!(err, RoutingError::Unsupported { engine: "minhop", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                RoutingError::Unsupported {
+                    engine: "minhop",
+                    ..
+                }
+            ),
+            "{err}"
+        );
         let other = f.cas().nth(1).unwrap();
-        f.set_lid(ibcloud_fabric::PortRef::new(ca, 1), f.node_lid(other), 0).unwrap();
+        f.set_lid(ibcloud_fabric::PortRef::new(ca, 1), f.node_lid(other), 0)
+            .unwrap();
         assert!(MinHop.route(&f).is_err(), "colliding LIDs");
     }
 
     #[test]
     fn no_switches_no_tables() {
         let mut b = ibcloud_fabric::FabricBuilder::new();
-        let spec = |g| ibcloud_fabric::NodeSpec::new(ibcloud_fabric::NodeKind::Ca, ibcloud_fabric::Guid(g), 1, "ca");
+        let spec = |g| {
+            ibcloud_fabric::NodeSpec::new(
+                ibcloud_fabric::NodeKind::Ca,
+                ibcloud_fabric::Guid(g),
+                1,
+                "ca",
+            )
+        };
         let a = b.add_node(spec(1)).unwrap();
         let c = b.add_node(spec(2)).unwrap();
-        b.connect(ibcloud_fabric::PortRef::new(a, 1), ibcloud_fabric::PortRef::new(c, 1), Default::default()).unwrap();
+        b.connect(
+            ibcloud_fabric::PortRef::new(a, 1),
+            ibcloud_fabric::PortRef::new(c, 1),
+            Default::default(),
+        )
+        .unwrap();
         let mut f = b.build();
         ibcloud_fabric::lids::assign_lids(&mut f, &Default::default()).unwrap();
         let t = MinHop.route(&f).unwrap().tables;

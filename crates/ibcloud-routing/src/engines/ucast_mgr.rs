@@ -88,9 +88,10 @@ pub(crate) fn port_order(
     fabric: &Fabric,
     graph: &SwitchGraph,
 ) -> Result<Vec<Dest>, RoutingError> {
-    fabric
-        .lid_table()
-        .map_err(|e| RoutingError::Unsupported { engine, reason: format!("the fabric's LIDs are not usable: {e}") })?;
+    fabric.lid_table().map_err(|e| RoutingError::Unsupported {
+        engine,
+        reason: format!("the fabric's LIDs are not usable: {e}"),
+    })?;
     let mut target_of: HashMap<PortRef, usize> = HashMap::with_capacity(graph.targets.len());
     for (i, t) in graph.targets.iter().enumerate() {
         target_of.insert(t.owner, i);
@@ -105,13 +106,21 @@ pub(crate) fn port_order(
                 None => DestKind::Unattached,
             }
         };
-        Dest { lid: t.lid.0, lmc: t.lmc, kind }
+        Dest {
+            lid: t.lid.0,
+            lmc: t.lmc,
+            kind,
+        }
     };
     // Switches by endport links, most first; stable, so ties keep table order
     // (glibc's qsort is a merge sort for arrays this small).
     let mut switches = switch_table_order(fabric, graph);
-    let endports =
-        |s: u32| fabric.neighbors(graph.switches[s as usize]).filter(|(_, r)| !fabric.node(r.node).is_switch()).count();
+    let endports = |s: u32| {
+        fabric
+            .neighbors(graph.switches[s as usize])
+            .filter(|(_, r)| !fabric.node(r.node).is_switch())
+            .count()
+    };
     let load: Vec<usize> = (0..graph.len() as u32).map(endports).collect();
     switches.sort_by_key(|&s| std::cmp::Reverse(load[s as usize]));
 
@@ -152,7 +161,13 @@ pub(crate) trait HopSource<const W: usize>: Sync {
 /// Mask words needed for the switch-to-switch ports of every switch, if at most
 /// 4 (a switch has at most 254 external ports).
 pub(crate) fn mask_words(graph: &SwitchGraph) -> usize {
-    graph.ports.iter().map(|p| p.len().div_ceil(64)).max().unwrap_or(0).max(1)
+    graph
+        .ports
+        .iter()
+        .map(|p| p.len().div_ceil(64))
+        .max()
+        .unwrap_or(0)
+        .max(1)
 }
 
 /// Routes every switch's LFT from its hop tables, as `ucast_mgr_build_lfts`.
@@ -186,7 +201,10 @@ pub(crate) fn build_lfts<const W: usize>(
             })
             .collect()
     };
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(n.div_ceil(16)).max(1);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(n.div_ceil(16))
+        .max(1);
     let chunk = n.div_ceil(threads);
     let results: Vec<Vec<Vec<u8>>> = if threads == 1 {
         vec![route_range(0..n)]
@@ -199,7 +217,10 @@ pub(crate) fn build_lfts<const W: usize>(
                     scope.spawn(move || f(r))
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
         })
     };
     for (s, lft) in results.into_iter().flatten().enumerate() {
@@ -268,7 +289,10 @@ fn and<const W: usize>(a: &PortMask<W>, b: &PortMask<W>) -> PortMask<W> {
 }
 
 fn lowest_bit<const W: usize>(m: &PortMask<W>) -> Option<usize> {
-    m.iter().enumerate().find(|(_, &w)| w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+    m.iter()
+        .enumerate()
+        .find(|(_, &w)| w != 0)
+        .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
 }
 
 /// A destination LID as the LMC-0 loop needs it.
@@ -287,9 +311,24 @@ fn targets(order: &[Dest]) -> Vec<Target> {
     order
         .iter()
         .map(|d| match d.kind {
-            DestKind::Switch(s) => Target { lid: d.lid, counted: false, port: 0, switch: s },
-            DestKind::Ca { sw, port } => Target { lid: d.lid, counted: true, port, switch: sw },
-            DestKind::Unattached => Target { lid: d.lid, counted: false, port: NO_PATH, switch: u32::MAX },
+            DestKind::Switch(s) => Target {
+                lid: d.lid,
+                counted: false,
+                port: 0,
+                switch: s,
+            },
+            DestKind::Ca { sw, port } => Target {
+                lid: d.lid,
+                counted: true,
+                port,
+                switch: sw,
+            },
+            DestKind::Unattached => Target {
+                lid: d.lid,
+                counted: false,
+                port: NO_PATH,
+                switch: u32::MAX,
+            },
         })
         .collect()
 }
@@ -330,7 +369,12 @@ fn route_switch_fast<const W: usize>(
         port_of[k] = p.port;
     }
     // Plain slices, so the loop keeps them in registers.
-    let Scratch { mask_id, distinct, levels, .. } = sc;
+    let Scratch {
+        mask_id,
+        distinct,
+        levels,
+        ..
+    } = sc;
     let (mask_id, distinct, levels) = (&mask_id[..], &mut distinct[..], &mut levels[..]);
     for t in targets {
         let slot = &mut lft[t.lid as usize];
@@ -401,7 +445,11 @@ fn route_switch_general<const W: usize>(
                 continue;
             }
             let lid = (d.lid + offset) as usize;
-            let start_from = if offset > 0 { lft[lid - 1] as usize + 1 } else { 1 };
+            let start_from = if offset > 0 {
+                lft[lid - 1] as usize + 1
+            } else {
+                1
+            };
             let (dsw, counted) = match d.kind {
                 DestKind::Switch(t) if t as usize == s => {
                     lft[lid] = 0;
@@ -435,7 +483,13 @@ fn route_switch_general<const W: usize>(
                             .map(|k| ports[k].port)
                             .filter(|&p| (p as usize) < first),
                     );
-                recommend(fabric, cands, &counts, lmc_rules.then_some(used[di].as_slice()), remote_node)
+                recommend(
+                    fabric,
+                    cands,
+                    &counts,
+                    lmc_rules.then_some(used[di].as_slice()),
+                    remote_node,
+                )
             };
             lft[lid] = port;
             if counted && port != NO_PATH {
@@ -451,7 +505,10 @@ fn note_remote(used: &mut Vec<Remote>, node: Option<NodeId>) {
     let Some(node) = node else { return };
     match used.iter_mut().find(|r| r.node == node) {
         Some(r) => r.forwarded_to += 1,
-        None => used.push(Remote { node, forwarded_to: 1 }),
+        None => used.push(Remote {
+            node,
+            forwarded_to: 1,
+        }),
     }
 }
 
@@ -485,7 +542,9 @@ fn recommend(
             continue;
         };
         let rnode = fabric.node(rn);
-        let same_sys = used.iter().find(|r| fabric.node(r.node).system_image_guid == rnode.system_image_guid);
+        let same_sys = used
+            .iter()
+            .find(|r| fabric.node(r.node).system_image_guid == rnode.system_image_guid);
         let seen = match same_sys {
             None => {
                 if count < least_other_sys {
@@ -512,7 +571,9 @@ fn recommend(
             if let Some(r) = seen.filter(|r| r.forwarded_to < least_forwarded) {
                 least_forwarded = r.forwarded_to;
             }
-        } else if let Some(r) = seen.filter(|r| count == least_paths && r.forwarded_to < least_forwarded) {
+        } else if let Some(r) =
+            seen.filter(|r| count == least_paths && r.forwarded_to < least_forwarded)
+        {
             least_forwarded = r.forwarded_to;
             best = port;
         }
@@ -648,32 +709,60 @@ pub(crate) mod tests {
         let base = format!("{}/../../fixtures/opensm/{dir}", env!("CARGO_MANIFEST_DIR"));
         let read = |name: &str| {
             let path = format!("{base}/{name}");
-            (std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")), path)
+            (
+                std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+                path,
+            )
         };
         let net = std::path::PathBuf::from(format!("{base}/topo.net"));
         let mut f = if net.exists() {
             ibcloud_fabric::formats::read_fabric(&net, None).unwrap()
         } else {
-            ibcloud_fabric::generate::preset(preset).unwrap().build().unwrap()
+            ibcloud_fabric::generate::preset(preset)
+                .unwrap()
+                .build()
+                .unwrap()
         };
         let (text, path) = read("guid2lid");
         let map = guid2lid::parse(&text, &path).unwrap();
         assert_eq!(map.len(), f.lid_ports().count(), "{path} covers every port");
-        let lmc = map.values().map(|(lo, hi)| (hi.0 - lo.0 + 1).trailing_zeros() as u8).max().unwrap_or(0);
-        let options =
-            LidOptions { policy: LidPolicy::Guid2Lid { map: map.clone(), sm_port: None }, lmc, lmc_esp0: false };
+        let lmc = map
+            .values()
+            .map(|(lo, hi)| (hi.0 - lo.0 + 1).trailing_zeros() as u8)
+            .max()
+            .unwrap_or(0);
+        let options = LidOptions {
+            policy: LidPolicy::Guid2Lid {
+                map: map.clone(),
+                sm_port: None,
+            },
+            lmc,
+            lmc_esp0: false,
+        };
         assign_lids(&mut f, &options).unwrap();
-        assert_eq!(ibcloud_fabric::lids::guid2lid_of(&f), map, "{path}: OpenSM kept every LID");
+        assert_eq!(
+            ibcloud_fabric::lids::guid2lid_of(&f),
+            map,
+            "{path}: OpenSM kept every LID"
+        );
         let (text, path) = read("opensm-lfts.dump");
-        let tables = lfts_dump::parse(&text, &path).unwrap().to_tables(&f).unwrap();
+        let tables = lfts_dump::parse(&text, &path)
+            .unwrap()
+            .to_tables(&f)
+            .unwrap();
         (f, tables)
     }
 
     /// The root GUIDs of fixture `dir` (`roots.txt`, OpenSM's root_guid_file).
     pub(crate) fn fixture_roots(dir: &str) -> Vec<Guid> {
-        let path = format!("{}/../../fixtures/opensm/{dir}/roots.txt", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/../../fixtures/opensm/{dir}/roots.txt",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        text.lines().map(|l| Guid(u64::from_str_radix(l.trim().trim_start_matches("0x"), 16).unwrap())).collect()
+        text.lines()
+            .map(|l| Guid(u64::from_str_radix(l.trim().trim_start_matches("0x"), 16).unwrap()))
+            .collect()
     }
 
     /// A small random fabric: switches with random GUIDs and port counts,
@@ -696,12 +785,20 @@ pub(crate) mod tests {
         for i in 0..ns {
             let ports = 3 + rnd(8) as u8;
             let guid = Guid((rnd(1 << 40) << 8) | i as u64 | 0x1000_0000_0000);
-            let id = b.add_node(NodeSpec::new(NodeKind::Switch, guid, ports as u32, format!("sw{i}"))).unwrap();
+            let id = b
+                .add_node(NodeSpec::new(
+                    NodeKind::Switch,
+                    guid,
+                    ports as u32,
+                    format!("sw{i}"),
+                ))
+                .unwrap();
             free.push((id, (1..=ports).collect()));
         }
         let take = |free: &mut Vec<(NodeId, Vec<u8>)>, s: usize, r: u64| -> Option<PortRef> {
             let (id, ports) = &mut free[s];
-            (!ports.is_empty()).then(|| PortRef::new(*id, ports.swap_remove(r as usize % ports.len())))
+            (!ports.is_empty())
+                .then(|| PortRef::new(*id, ports.swap_remove(r as usize % ports.len())))
         };
         // A spanning chain first (mostly connected), then extra links.
         for i in 1..ns {
@@ -737,21 +834,36 @@ pub(crate) mod tests {
                 match rnd(10) {
                     0 => {}
                     1 => match lonely.take() {
-                        Some(o) if o.node != id => b.connect(o, PortRef::new(id, p), LinkRate::default()).unwrap(),
+                        Some(o) if o.node != id => b
+                            .connect(o, PortRef::new(id, p), LinkRate::default())
+                            .unwrap(),
                         _ => lonely = Some(PortRef::new(id, p)),
                     },
                     _ => {
                         let s = rnd(ns as u64) as usize;
                         if let Some(a) = take(&mut free, s, rnd(64)) {
-                            b.connect(a, PortRef::new(id, p), LinkRate::default()).unwrap();
+                            b.connect(a, PortRef::new(id, p), LinkRate::default())
+                                .unwrap();
                         }
                     }
                 }
             }
         }
         let mut f = b.build();
-        let policy = if rnd(2) == 0 { LidPolicy::Packed } else { LidPolicy::OpenSm { sm_port: None } };
-        assign_lids(&mut f, &LidOptions { policy, lmc, lmc_esp0: rnd(4) == 0 }).unwrap();
+        let policy = if rnd(2) == 0 {
+            LidPolicy::Packed
+        } else {
+            LidPolicy::OpenSm { sm_port: None }
+        };
+        assign_lids(
+            &mut f,
+            &LidOptions {
+                policy,
+                lmc,
+                lmc_esp0: rnd(4) == 0,
+            },
+        )
+        .unwrap();
         f
     }
 
@@ -759,7 +871,12 @@ pub(crate) mod tests {
     /// owner without a loop, in the fewest switch hops when `min_hop`; with
     /// `complete` no CA LID may be unset. Returns the number of unset entries
     /// (switch LIDs only with `complete`).
-    pub(crate) fn check_routes(f: &Fabric, t: &ForwardingTables, min_hop: bool, complete: bool) -> usize {
+    pub(crate) fn check_routes(
+        f: &Fabric,
+        t: &ForwardingTables,
+        min_hop: bool,
+        complete: bool,
+    ) -> usize {
         let g = SwitchGraph::new(f).unwrap();
         let dist = distances(&g);
         let n = g.len();
@@ -779,10 +896,16 @@ pub(crate) mod tests {
                             break;
                         };
                         if port == 0 {
-                            assert_eq!(PortRef::new(g.switches[at], 0), tg.owner, "LID {lid} ends at switch {at}");
+                            assert_eq!(
+                                PortRef::new(g.switches[at], 0),
+                                tg.owner,
+                                "LID {lid} ends at switch {at}"
+                            );
                             break;
                         }
-                        let r = f.remote(PortRef::new(g.switches[at], port)).expect("routed to a cabled port");
+                        let r = f
+                            .remote(PortRef::new(g.switches[at], port))
+                            .expect("routed to a cabled port");
                         if !f.node(r.node).is_switch() {
                             assert_eq!(r, tg.owner, "LID {lid} leaves switch {at} to the wrong CA");
                             break;
@@ -792,7 +915,11 @@ pub(crate) mod tests {
                         assert!(hops <= n, "LID {lid} loops from switch {s}");
                     }
                     if min_hop && hops != usize::MAX && dist[s * n + dsw as usize] != NO_PATH {
-                        assert_eq!(hops, dist[s * n + dsw as usize] as usize, "LID {lid} from switch {s}");
+                        assert_eq!(
+                            hops,
+                            dist[s * n + dsw as usize] as usize,
+                            "LID {lid} from switch {s}"
+                        );
                     }
                 }
             }
@@ -806,7 +933,10 @@ pub(crate) mod tests {
         let graph = SwitchGraph::new(fabric).unwrap();
         let order = port_order("minhop", fabric, &graph).unwrap();
         let dist = distances(&graph);
-        let hops = crate::engines::minhop::MinHopTables { graph: &graph, dist: &dist };
+        let hops = crate::engines::minhop::MinHopTables {
+            graph: &graph,
+            dist: &dist,
+        };
         let mut tables = ForwardingTables::new(fabric);
         let len = tables.table(graph.switches[0]).len();
         let mut sc = Scratch::<1>::new(graph.len(), order.len());
@@ -844,21 +974,35 @@ pub(crate) mod tests {
 
     #[test]
     fn switch_table_order_is_by_swapped_guid() {
-        let f = ibcloud_fabric::generate::preset("4-ary-2-full").unwrap().build().unwrap();
+        let f = ibcloud_fabric::generate::preset("4-ary-2-full")
+            .unwrap()
+            .build()
+            .unwrap();
         let g = SwitchGraph::new(&f).unwrap();
         let order = switch_table_order(&f, &g);
-        let keys: Vec<u64> = order.iter().map(|&s| f.node(g.switches[s as usize]).guid.0.swap_bytes()).collect();
+        let keys: Vec<u64> = order
+            .iter()
+            .map(|&s| f.node(g.switches[s as usize]).guid.0.swap_bytes())
+            .collect();
         assert!(keys.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
     fn order_lists_cas_by_switch_then_switches() {
-        let f = ibcloud_fabric::generate::preset("4-ary-2-full").unwrap().build().unwrap();
+        let f = ibcloud_fabric::generate::preset("4-ary-2-full")
+            .unwrap()
+            .build()
+            .unwrap();
         let g = SwitchGraph::new(&f).unwrap();
         let order = port_order("minhop", &f, &g).unwrap();
         assert_eq!(order.len(), g.targets.len());
-        let cas = order.iter().take_while(|d| matches!(d.kind, DestKind::Ca { .. })).count();
+        let cas = order
+            .iter()
+            .take_while(|d| matches!(d.kind, DestKind::Ca { .. }))
+            .count();
         assert_eq!(cas, 32);
-        assert!(order[cas..].iter().all(|d| matches!(d.kind, DestKind::Switch(_))));
+        assert!(order[cas..]
+            .iter()
+            .all(|d| matches!(d.kind, DestKind::Switch(_))));
     }
 }

@@ -51,7 +51,12 @@ impl UpDn {
     }
 
     /// Which switches of `graph` are roots.
-    fn roots(&self, fabric: &Fabric, graph: &SwitchGraph, dist: &[u8]) -> Result<Vec<bool>, RoutingError> {
+    fn roots(
+        &self,
+        fabric: &Fabric,
+        graph: &SwitchGraph,
+        dist: &[u8],
+    ) -> Result<Vec<bool>, RoutingError> {
         let n = graph.len();
         let mut root = vec![false; n];
         match &self.roots {
@@ -130,7 +135,10 @@ impl RoutingEngine for UpDn {
     fn route(&self, fabric: &Fabric) -> Result<Routing, RoutingError> {
         let graph = SwitchGraph::new(fabric)?;
         if graph.is_empty() {
-            return Err(RoutingError::Unsupported { engine: "updn", reason: "this is not a switched subnet".into() });
+            return Err(RoutingError::Unsupported {
+                engine: "updn",
+                reason: "this is not a switched subnet".into(),
+            });
         }
         let order = ucast_mgr::port_order(self.name(), fabric, &graph)?;
         let dist = ucast_mgr::distances(&graph);
@@ -143,7 +151,10 @@ impl RoutingEngine for UpDn {
             3 => build::<3>(fabric, &graph, &order, &dist, &walk),
             _ => build::<4>(fabric, &graph, &order, &dist, &walk),
         };
-        Ok(Routing { tables, path_sls: None })
+        Ok(Routing {
+            tables,
+            path_sls: None,
+        })
     }
 }
 
@@ -212,7 +223,11 @@ impl Walk {
                 }
             }
         }
-        let id: Vec<u64> = graph.switches.iter().map(|&s| fabric.node(s).guid.0).collect();
+        let id: Vec<u64> = graph
+            .switches
+            .iter()
+            .map(|&s| fabric.node(s).guid.0)
+            .collect();
         let mut start = Vec::with_capacity(n + 1);
         let mut total = 0u32;
         for p in &graph.ports {
@@ -224,7 +239,9 @@ impl Walk {
         for (u, ports) in graph.ports.iter().enumerate() {
             for sp in ports {
                 let r = sp.remote as usize;
-                let k = graph.ports[r].iter().position(|q| q.port == sp.remote_port && q.remote as usize == u);
+                let k = graph.ports[r]
+                    .iter()
+                    .position(|q| q.port == sp.remote_port && q.remote as usize == u);
                 let k = k.unwrap_or(0);
                 slots.push(Slot {
                     remote: sp.remote,
@@ -238,17 +255,30 @@ impl Walk {
         let mut down = Vec::new();
         for u in 0..n {
             down_start.push(down.len() as u32);
-            down.extend(slots[start[u] as usize..start[u + 1] as usize].iter().filter(|s| !s.up));
+            down.extend(
+                slots[start[u] as usize..start[u + 1] as usize]
+                    .iter()
+                    .filter(|s| !s.up),
+            );
         }
         down_start.push(down.len() as u32);
-        Self { n, start, slots, down_start, down }
+        Self {
+            n,
+            start,
+            slots,
+            down_start,
+            down,
+        }
     }
 
     /// Runs the walk from every destination switch and collects least hops and
     /// min-hop ports, column by column (`[destination * n + switch]`).
     fn tables<const W: usize>(&self) -> WalkTables<W> {
         let n = self.n;
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(n.div_ceil(32)).max(1);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |t| t.get())
+            .min(n.div_ceil(32))
+            .max(1);
         let chunk = n.div_ceil(threads);
         // Each thread walks a range of destinations into its own columns.
         let run = |dests: std::ops::Range<usize>| -> (Vec<u8>, Vec<PortMask<W>>) {
@@ -256,7 +286,10 @@ impl Walk {
             let mut least = vec![NO_PATH; dests.len() * n];
             let mut masks = vec![[0u64; W]; dests.len() * n];
             for (i, d) in dests.enumerate() {
-                let cols = (&mut least[i * n..(i + 1) * n], &mut masks[i * n..(i + 1) * n]);
+                let cols = (
+                    &mut least[i * n..(i + 1) * n],
+                    &mut masks[i * n..(i + 1) * n],
+                );
                 self.walk(d, &mut st, cols.0, cols.1);
             }
             (least, masks)
@@ -272,7 +305,9 @@ impl Walk {
                         scope.spawn(move || f(r))
                     })
                     .collect();
-                hs.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
             })
         };
         let mut least = Vec::with_capacity(n * n);
@@ -293,8 +328,21 @@ impl Walk {
     /// with a least hop count and direction no better than an earlier
     /// processing (up allows every step, down only down steps) cannot lower
     /// any hop count, so it is skipped.
-    fn walk<const W: usize>(&self, d: usize, st: &mut WalkState, least: &mut [u8], masks: &mut [PortMask<W>]) {
-        let WalkState { hops, up, done_up, done_down, queued, queue } = st;
+    fn walk<const W: usize>(
+        &self,
+        d: usize,
+        st: &mut WalkState,
+        least: &mut [u8],
+        masks: &mut [PortMask<W>],
+    ) {
+        let WalkState {
+            hops,
+            up,
+            done_up,
+            done_down,
+            queued,
+            queue,
+        } = st;
         let (start, slots) = (&self.start[..], &self.slots[..]);
         hops.fill(NO_PATH);
         done_up.fill(u8::MAX);
@@ -410,14 +458,22 @@ impl<const W: usize> HopSource<W> for WalkTables<W> {
 mod tests {
     use super::*;
     use crate::engines::minhop::MinHop;
-    use crate::engines::ucast_mgr::tests::{check_routes, diff, fixture, fixture_roots, random_fabric};
+    use crate::engines::ucast_mgr::tests::{
+        check_routes, diff, fixture, fixture_roots, random_fabric,
+    };
     use ibcloud_fabric::generate::preset;
 
     fn check_fixture(name: &str) {
-        let (f, theirs) = fixture(name.split("-lmc").next().unwrap_or(name), &format!("updn/{name}"));
+        let (f, theirs) = fixture(
+            name.split("-lmc").next().unwrap_or(name),
+            &format!("updn/{name}"),
+        );
         let ours = UpDn::default().route(&f).unwrap().tables;
         let (n, first) = diff(&f, &ours, &theirs, 10);
-        assert_eq!(n, 0, "{name}: {n} entries differ from OpenSM, first: {first:?}");
+        assert_eq!(
+            n, 0,
+            "{name}: {n} entries differ from OpenSM, first: {first:?}"
+        );
     }
 
     #[test]
@@ -450,11 +506,16 @@ mod tests {
                     check_routes(&f, &r.tables, false, false);
                     routed += 1;
                 }
-                Err(RoutingError::Disconnected { .. } | RoutingError::Unsupported { .. }) => refused += 1,
+                Err(RoutingError::Disconnected { .. } | RoutingError::Unsupported { .. }) => {
+                    refused += 1
+                }
                 Err(e) => panic!("seed {seed}: {e}"),
             }
         }
-        assert!(routed > 50 && refused > 0, "{routed} routed, {refused} refused");
+        assert!(
+            routed > 50 && refused > 0,
+            "{routed} routed, {refused} refused"
+        );
     }
 
     #[test]
@@ -462,7 +523,11 @@ mod tests {
         let mut routed = 0;
         for seed in 0..200 {
             let f = random_fabric(seed, 0);
-            let roots: Vec<Guid> = f.switches().take(1 + seed as usize % 2).map(|s| f.node(s).guid).collect();
+            let roots: Vec<Guid> = f
+                .switches()
+                .take(1 + seed as usize % 2)
+                .map(|s| f.node(s).guid)
+                .collect();
             if let Ok(r) = UpDn::new(Some(roots)).route(&f) {
                 check_routes(&f, &r.tables, false, false);
                 routed += 1;
@@ -481,7 +546,10 @@ mod tests {
         let roots = fixture_roots(&format!("updn/{dir}"));
         let t = UpDn::new(Some(roots)).route(&f).unwrap().tables;
         let (n, first) = diff(&f, &t, &theirs, 10);
-        assert_eq!(n, 0, "{dir}: {n} entries differ from OpenSM, first: {first:?}");
+        assert_eq!(
+            n, 0,
+            "{dir}: {n} entries differ from OpenSM, first: {first:?}"
+        );
         (f, t)
     }
 
@@ -512,11 +580,18 @@ mod tests {
     fn routes_ft11664_from_the_spines_on_shortest_paths() {
         let mut f = preset("ft11664").unwrap().build().unwrap();
         f.infer_ranks();
-        let roots = f.switches().filter(|&s| f.node(s).rank == Some(0)).map(|s| f.node(s).guid).collect();
+        let roots = f
+            .switches()
+            .filter(|&s| f.node(s).rank == Some(0))
+            .map(|s| f.node(s).guid)
+            .collect();
         let t = UpDn::new(Some(roots)).route(&f).unwrap().tables;
         check_routes(&f, &t, true, true);
         // OpenSM itself takes every switch as a root here: min-hop's tables.
-        assert_eq!(UpDn::default().route(&f).unwrap(), MinHop.route(&f).unwrap());
+        assert_eq!(
+            UpDn::default().route(&f).unwrap(),
+            MinHop.route(&f).unwrap()
+        );
     }
 
     #[test]
@@ -533,26 +608,60 @@ mod tests {
         let ca = f.cas().next().unwrap();
         for roots in [vec![], vec![Guid(0xdead)], vec![f.node(ca).guid]] {
             let err = UpDn::new(Some(roots)).route(&f).unwrap_err();
-            assert!(matches!(err, RoutingError::Unsupported { engine: "updn", .. }), "{err}");
+            assert!(
+                matches!(err, RoutingError::Unsupported { engine: "updn", .. }),
+                "{err}"
+            );
         }
         // A ring of four switches with a CA each: every switch sees CAs at
         // hops 0, 1 and 2, so min-hop analysis finds no root.
         let mut b = ibcloud_fabric::FabricBuilder::new();
         use ibcloud_fabric::{NodeKind, NodeSpec, PortRef};
         let sw: Vec<_> = (0..4u64)
-            .map(|i| b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x100 + i), 4, format!("s{i}"))).unwrap())
+            .map(|i| {
+                b.add_node(NodeSpec::new(
+                    NodeKind::Switch,
+                    Guid(0x100 + i),
+                    4,
+                    format!("s{i}"),
+                ))
+                .unwrap()
+            })
             .collect();
         for i in 0..4 {
-            b.connect(PortRef::new(sw[i], 1), PortRef::new(sw[(i + 1) % 4], 2), Default::default()).unwrap();
-            let ca = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x200 + i as u64), 1, format!("h{i}"))).unwrap();
-            b.connect(PortRef::new(sw[i], 3), PortRef::new(ca, 1), Default::default()).unwrap();
+            b.connect(
+                PortRef::new(sw[i], 1),
+                PortRef::new(sw[(i + 1) % 4], 2),
+                Default::default(),
+            )
+            .unwrap();
+            let ca = b
+                .add_node(NodeSpec::new(
+                    NodeKind::Ca,
+                    Guid(0x200 + i as u64),
+                    1,
+                    format!("h{i}"),
+                ))
+                .unwrap();
+            b.connect(
+                PortRef::new(sw[i], 3),
+                PortRef::new(ca, 1),
+                Default::default(),
+            )
+            .unwrap();
         }
         let mut ring = b.build();
         ibcloud_fabric::lids::assign_lids(&mut ring, &Default::default()).unwrap();
         let err = UpDn::default().route(&ring).unwrap_err();
-        assert!(matches!(err, RoutingError::Unsupported { engine: "updn", .. }), "{err}");
+        assert!(
+            matches!(err, RoutingError::Unsupported { engine: "updn", .. }),
+            "{err}"
+        );
         // With a root given it routes the ring.
-        let t = UpDn::new(Some(vec![Guid(0x100)])).route(&ring).unwrap().tables;
+        let t = UpDn::new(Some(vec![Guid(0x100)]))
+            .route(&ring)
+            .unwrap()
+            .tables;
         assert_eq!(check_routes(&ring, &t, false, true), 0);
     }
 }

@@ -16,7 +16,10 @@ pub(crate) struct Deps {
 
 impl Deps {
     pub(crate) fn new(bits: usize) -> Self {
-        Self { bits, vl: vec![Vec::new(); 16] }
+        Self {
+            bits,
+            vl: vec![Vec::new(); 16],
+        }
     }
 
     #[inline]
@@ -30,7 +33,10 @@ impl Deps {
     }
 
     fn get(&self, vl: u8, bit: usize) -> bool {
-        self.vl.get(vl as usize).and_then(|r| r.get(bit / 64)).is_some_and(|w| w & (1 << (bit % 64)) != 0)
+        self.vl
+            .get(vl as usize)
+            .and_then(|r| r.get(bit / 64))
+            .is_some_and(|w| w & (1 << (bit % 64)) != 0)
     }
 
     pub(crate) fn merge(&mut self, o: Deps) {
@@ -54,12 +60,18 @@ impl Deps {
 
     /// VLs with at least one dependency.
     pub(crate) fn vls(&self) -> Vec<u8> {
-        (0..self.vl.len() as u8).filter(|&v| self.vl[v as usize].iter().any(|&w| w != 0)).collect()
+        (0..self.vl.len() as u8)
+            .filter(|&v| self.vl[v as usize].iter().any(|&w| w != 0))
+            .collect()
     }
 
     /// Dependencies over all VLs.
     pub(crate) fn count(&self) -> u64 {
-        self.vl.iter().flatten().map(|w| w.count_ones() as u64).sum()
+        self.vl
+            .iter()
+            .flatten()
+            .map(|w| w.count_ones() as u64)
+            .sum()
     }
 }
 

@@ -18,7 +18,9 @@ use std::io::{self, Write};
 pub fn write_psl(fabric: &Fabric, path_sls: &PathSls, out: &mut impl Write) -> io::Result<()> {
     let dests: Vec<Lid> = fabric
         .lid_ports()
-        .flat_map(|(_, p)| (0..1u32 << p.lmc.min(7)).map(move |k| Lid((p.lid.0 as u32 + k).min(0xffff) as u16)))
+        .flat_map(|(_, p)| {
+            (0..1u32 << p.lmc.min(7)).map(move |k| Lid((p.lid.0 as u32 + k).min(0xffff) as u16))
+        })
         .collect();
     let mut buf = Vec::with_capacity(32 * dests.len());
     for (pr, port) in fabric.lid_ports() {

@@ -37,8 +37,8 @@ mod report;
 mod tests;
 
 pub use report::{
-    CreditCycle, CreditLoopReport, FailedPair, Failure, FailureCounts, LinkRouteStats, LinkRoutes, PathStep,
-    VerifyReport,
+    CreditCycle, CreditLoopReport, FailedPair, Failure, FailureCounts, LinkRouteStats, LinkRoutes,
+    PathStep, VerifyReport,
 };
 
 use crate::engine::Routing;
@@ -64,7 +64,13 @@ pub struct VerifyOptions {
 
 impl Default for VerifyOptions {
     fn default() -> Self {
-        Self { include_switches: false, credit_loops: true, sl2vl: Sl2Vl::default(), max_failures: 10, per_link: false }
+        Self {
+            include_switches: false,
+            credit_loops: true,
+            sl2vl: Sl2Vl::default(),
+            max_failures: 10,
+            per_link: false,
+        }
     }
 }
 
@@ -103,7 +109,10 @@ pub fn verify(
     options: &VerifyOptions,
 ) -> Result<VerifyReport, VerifyError> {
     if tables.num_nodes() != fabric.num_nodes() {
-        return Err(VerifyError::WrongFabric { tables: tables.num_nodes(), fabric: fabric.num_nodes() });
+        return Err(VerifyError::WrongFabric {
+            tables: tables.num_nodes(),
+            fabric: fabric.num_nodes(),
+        });
     }
     fabric.lid_table()?;
     let net = Net::new(fabric, tables, options.include_switches);
@@ -168,7 +177,11 @@ pub(crate) struct Net<'a> {
 }
 
 impl<'a> Net<'a> {
-    pub(crate) fn new(fabric: &'a Fabric, tables: &'a ForwardingTables, include_switches: bool) -> Self {
+    pub(crate) fn new(
+        fabric: &'a Fabric,
+        tables: &'a ForwardingTables,
+        include_switches: bool,
+    ) -> Self {
         let switches: Vec<NodeId> = fabric.switches().collect();
         let mut index = vec![u32::MAX; fabric.num_nodes()];
         for (i, s) in switches.iter().enumerate() {
@@ -217,7 +230,12 @@ impl<'a> Net<'a> {
             };
             let is_switch = node.kind == NodeKind::Switch;
             let owner = sources.len() as u32;
-            sources.push(Source { port: pr, lid: port.lid.0, switch, is_switch });
+            sources.push(Source {
+                port: pr,
+                lid: port.lid.0,
+                switch,
+                is_switch,
+            });
             if is_switch {
                 switch_source[switch as usize] = true;
             } else {
@@ -227,12 +245,19 @@ impl<'a> Net<'a> {
             for k in 0..span {
                 let lid = port.lid.0 as u32 + k;
                 if lid <= u16::MAX as u32 {
-                    dests.push(Dest { lid: lid as u16, owner, switch, port: at, is_switch });
+                    dests.push(Dest {
+                        lid: lid as u16,
+                        owner,
+                        switch,
+                        port: at,
+                        is_switch,
+                    });
                 }
             }
         }
         // Switch sources after CA sources, so that CA pairs come first in examples.
-        let (mut cas, sw): (Vec<_>, Vec<_>) = sources.iter().enumerate().partition(|(_, s)| !s.is_switch);
+        let (mut cas, sw): (Vec<_>, Vec<_>) =
+            sources.iter().enumerate().partition(|(_, s)| !s.is_switch);
         cas.extend(sw);
         let mut renumber = vec![0u32; sources.len()];
         for (new, (old, _)) in cas.iter().enumerate() {
@@ -262,7 +287,10 @@ impl<'a> Net<'a> {
     /// The LFT entry of switch `s` for `lid` (255 beyond the table).
     #[inline]
     pub(crate) fn entry(&self, s: u32, lid: u16) -> u8 {
-        self.lft[s as usize].get(lid as usize).copied().unwrap_or(255)
+        self.lft[s as usize]
+            .get(lid as usize)
+            .copied()
+            .unwrap_or(255)
     }
 
     #[inline]
@@ -280,7 +308,11 @@ impl<'a> Net<'a> {
     pub(crate) fn link_label(&self, s: u32, port: u8) -> String {
         let from = PortRef::new(self.switches[s as usize], port);
         match self.fabric.remote(from) {
-            Some(r) => format!("{} -> {}", self.fabric.port_label(from), self.fabric.port_label(r)),
+            Some(r) => format!(
+                "{} -> {}",
+                self.fabric.port_label(from),
+                self.fabric.port_label(r)
+            ),
             None => format!("{} -> (no cable)", self.fabric.port_label(from)),
         }
     }

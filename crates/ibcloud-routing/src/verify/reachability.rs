@@ -4,8 +4,8 @@
 
 use super::credit_loops::{self, Deps};
 use super::report::{
-    CreditCycle, CreditLoopReport, FailedPair, Failure, FailureCounts, LinkRouteStats, LinkRoutes, PathStep,
-    VerifyReport,
+    CreditCycle, CreditLoopReport, FailedPair, Failure, FailureCounts, LinkRouteStats, LinkRoutes,
+    PathStep, VerifyReport,
 };
 use super::{Dest, Net, VerifyOptions, TO_ENDPOINT, UNCABLED};
 use crate::sl::PathSls;
@@ -49,7 +49,11 @@ fn step(net: &Net<'_>, d: &Dest, s: u32, p: u8) -> Step {
         return Step::Fail(Failure::Unset);
     }
     if p == 0 {
-        return if d.is_switch && d.switch == s { Step::Deliver } else { Step::Fail(Failure::Port0) };
+        return if d.is_switch && d.switch == s {
+            Step::Deliver
+        } else {
+            Step::Fail(Failure::Port0)
+        };
     }
     if p > net.num_ports[s as usize] {
         return Step::Fail(Failure::NoSuchPort);
@@ -202,7 +206,13 @@ struct Acc {
 /// instead of one cache line per (source, destination).
 const SL_BLOCK: usize = 64;
 
-fn fill_vls(net: &Net<'_>, sls: &PathSls, options: &VerifyOptions, block: &[Dest], buf: &mut Vec<u8>) {
+fn fill_vls(
+    net: &Net<'_>,
+    sls: &PathSls,
+    options: &VerifyOptions,
+    block: &[Dest],
+    buf: &mut Vec<u8>,
+) {
     let n = net.sources.len();
     buf.clear();
     buf.resize(block.len() * n, 0);
@@ -233,7 +243,11 @@ pub(crate) fn run(net: &Net<'_>, path_sls: Option<&PathSls>, options: &VerifyOpt
         .enumerate()
         .fold(
             || Acc {
-                sums: Sums { links: vec![0; channels], deps: Deps::new(channels * net.stride), ..Sums::default() },
+                sums: Sums {
+                    links: vec![0; channels],
+                    deps: Deps::new(channels * net.stride),
+                    ..Sums::default()
+                },
                 scratch: Scratch::new(n),
                 vl_buf: Vec::new(),
             },
@@ -248,7 +262,8 @@ pub(crate) fn run(net: &Net<'_>, path_sls: Option<&PathSls>, options: &VerifyOpt
                         _ => None,
                     };
                     for (j, d) in block.iter().enumerate() {
-                        let src_vls = vls.map(|v| &v[j * net.sources.len()..(j + 1) * net.sources.len()]);
+                        let src_vls =
+                            vls.map(|v| &v[j * net.sources.len()..(j + 1) * net.sources.len()]);
                         destination(
                             net,
                             (first + j) as u32,
@@ -397,7 +412,11 @@ pub(crate) fn report(net: &Net<'_>, mut sums: Sums, options: &VerifyOptions) -> 
             let routes = sums.links[c];
             let s2s = to != TO_ENDPOINT;
             if options.per_link {
-                per_link.push(LinkRoutes { link: net.link_label(s, p), switch_to_switch: s2s, routes });
+                per_link.push(LinkRoutes {
+                    link: net.link_label(s, p),
+                    switch_to_switch: s2s,
+                    routes,
+                });
             }
             if !s2s {
                 continue;

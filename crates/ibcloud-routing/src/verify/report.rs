@@ -67,7 +67,12 @@ impl VerifyReport {
         if n == 0 {
             return 0.0;
         }
-        self.switches_per_path.iter().enumerate().map(|(k, &c)| k as f64 * c as f64).sum::<f64>() / n as f64
+        self.switches_per_path
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| k as f64 * c as f64)
+            .sum::<f64>()
+            / n as f64
     }
 }
 
@@ -91,7 +96,12 @@ pub struct FailureCounts {
 impl FailureCounts {
     /// All failing pairs.
     pub fn total(&self) -> u64 {
-        self.unset + self.no_such_port + self.uncabled + self.wrong_endpoint + self.port0 + self.forwarding_loop
+        self.unset
+            + self.no_such_port
+            + self.uncabled
+            + self.wrong_endpoint
+            + self.port0
+            + self.forwarding_loop
     }
 
     pub(crate) fn add(&mut self, kind: Failure, n: u64) {
@@ -237,14 +247,22 @@ impl fmt::Display for PathStep {
 
 impl fmt::Display for VerifyReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = if self.switches_included { "CA, router and switch" } else { "CA and router" };
+        let what = if self.switches_included {
+            "CA, router and switch"
+        } else {
+            "CA and router"
+        };
         writeln!(
             f,
             "{what} pairs: {} ({} sources x {} destination LIDs, {} switches)",
             self.pairs, self.sources, self.destinations, self.switches
         )?;
         if !self.unattached.is_empty() {
-            writeln!(f, "ports with a LID but no switch (not checked): {}", self.unattached.len())?;
+            writeln!(
+                f,
+                "ports with a LID but no switch (not checked): {}",
+                self.unattached.len()
+            )?;
             for p in self.unattached.iter().take(5) {
                 writeln!(f, "  {p}")?;
             }
@@ -253,7 +271,12 @@ impl fmt::Display for VerifyReport {
             writeln!(f, "reachability: all {} pairs reachable", self.pairs)?;
         } else {
             let c = &self.failures;
-            writeln!(f, "reachability: {} of {} pairs unreachable", c.total(), self.pairs)?;
+            writeln!(
+                f,
+                "reachability: {} of {} pairs unreachable",
+                c.total(),
+                self.pairs
+            )?;
             for (n, what) in [
                 (c.unset, Failure::Unset),
                 (c.no_such_port, Failure::NoSuchPort),
@@ -267,7 +290,11 @@ impl fmt::Display for VerifyReport {
                 }
             }
             for p in &self.first_failures {
-                writeln!(f, "  {} -> LID {} {}: {}", p.source, p.destination_lid, p.destination, p.failure)?;
+                writeln!(
+                    f,
+                    "  {} -> LID {} {}: {}",
+                    p.source, p.destination_lid, p.destination, p.failure
+                )?;
                 let path: Vec<String> = p.path.iter().map(ToString::to_string).collect();
                 writeln!(f, "    path: {}", path.join(" -> "))?;
             }
@@ -279,7 +306,12 @@ impl fmt::Display for VerifyReport {
             .filter(|(_, &c)| c > 0)
             .map(|(k, c)| format!("{k}: {c}"))
             .collect();
-        writeln!(f, "switches per CA->CA path: {} (mean {:.3})", hist.join(", "), self.mean_switches_per_path())?;
+        writeln!(
+            f,
+            "switches per CA->CA path: {} (mean {:.3})",
+            hist.join(", "),
+            self.mean_switches_per_path()
+        )?;
         let l = &self.link_routes;
         write!(
             f,
@@ -302,7 +334,12 @@ impl fmt::Display for VerifyReport {
                         vls.join(",")
                     )?;
                 } else if let Some(cy) = &c.cycle {
-                    writeln!(f, "credit loops: FOUND on VL {} ({} channels):", cy.vl, cy.channels.len())?;
+                    writeln!(
+                        f,
+                        "credit loops: FOUND on VL {} ({} channels):",
+                        cy.vl,
+                        cy.channels.len()
+                    )?;
                     for ch in &cy.channels {
                         writeln!(f, "  {ch}")?;
                     }

@@ -22,7 +22,11 @@ pub(crate) fn updown(fabric: &Fabric) -> ForwardingTables {
         f = &fabric_ranked;
     }
     let g = SwitchGraph::new(f).unwrap();
-    let rank: Vec<u8> = g.switches.iter().map(|&s| f.node(s).rank.unwrap_or(0)).collect();
+    let rank: Vec<u8> = g
+        .switches
+        .iter()
+        .map(|&s| f.node(s).rank.unwrap_or(0))
+        .collect();
     let mut by_rank: Vec<u32> = (0..g.len() as u32).collect();
     by_rank.sort_by_key(|&s| rank[s as usize]);
     let is_up = |s: usize, r: u32| rank[r as usize] + 1 == rank[s];
@@ -47,7 +51,10 @@ pub(crate) fn updown(fabric: &Fabric) -> ForwardingTables {
             let mut up = down.clone();
             for &s in &by_rank {
                 let s = s as usize;
-                up[s] = up[s] || g.ports[s].iter().any(|p| is_up(s, p.remote) && up[p.remote as usize]);
+                up[s] = up[s]
+                    || g.ports[s]
+                        .iter()
+                        .any(|p| is_up(s, p.remote) && up[p.remote as usize]);
             }
             (down, up)
         });
@@ -58,14 +65,24 @@ pub(crate) fn updown(fabric: &Fabric) -> ForwardingTables {
                 } else if down[s] {
                     g.ports[s]
                         .iter()
-                        .filter(|p| rank[p.remote as usize] == rank[s] + 1 && down[p.remote as usize])
+                        .filter(|p| {
+                            rank[p.remote as usize] == rank[s] + 1 && down[p.remote as usize]
+                        })
                         .map(|p| p.port)
                         .collect()
                 } else {
-                    g.ports[s].iter().filter(|p| is_up(s, p.remote) && up[p.remote as usize]).map(|p| p.port).collect()
+                    g.ports[s]
+                        .iter()
+                        .filter(|p| is_up(s, p.remote) && up[p.remote as usize])
+                        .map(|p| p.port)
+                        .collect()
                 };
                 if !candidates.is_empty() {
-                    tables.set(g.switches[s], Lid(lid), candidates[lid as usize % candidates.len()]);
+                    tables.set(
+                        g.switches[s],
+                        Lid(lid),
+                        candidates[lid as usize % candidates.len()],
+                    );
                 }
             }
         }
@@ -78,18 +95,46 @@ pub(crate) fn updown(fabric: &Fabric) -> ForwardingTables {
 fn ring() -> (Fabric, ForwardingTables, Vec<NodeId>) {
     let mut b = FabricBuilder::new();
     let sw: Vec<NodeId> = (0..5)
-        .map(|i| b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x100 + i), 3, format!("ring-{i}"))).unwrap())
+        .map(|i| {
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x100 + i),
+                3,
+                format!("ring-{i}"),
+            ))
+            .unwrap()
+        })
         .collect();
     for i in 0..5 {
-        let ca = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x1000 + 0x100 * i), 1, format!("host-{i}"))).unwrap();
-        b.connect(PortRef::new(sw[i as usize], 1), PortRef::new(ca, 1), LinkRate::default()).unwrap();
-        b.connect(PortRef::new(sw[i as usize], 2), PortRef::new(sw[(i as usize + 1) % 5], 3), LinkRate::default())
+        let ca = b
+            .add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x1000 + 0x100 * i),
+                1,
+                format!("host-{i}"),
+            ))
             .unwrap();
+        b.connect(
+            PortRef::new(sw[i as usize], 1),
+            PortRef::new(ca, 1),
+            LinkRate::default(),
+        )
+        .unwrap();
+        b.connect(
+            PortRef::new(sw[i as usize], 2),
+            PortRef::new(sw[(i as usize + 1) % 5], 3),
+            LinkRate::default(),
+        )
+        .unwrap();
     }
     let mut f = b.build();
     assign_lids(&mut f, &LidOptions::default()).unwrap();
     let mut t = ForwardingTables::new(&f);
-    for (pr, port) in f.lid_ports().map(|(pr, p)| (pr, p.clone())).collect::<Vec<_>>() {
+    for (pr, port) in f
+        .lid_ports()
+        .map(|(pr, p)| (pr, p.clone()))
+        .collect::<Vec<_>>()
+    {
         let (home, at) = if f.node(pr.node).is_switch() {
             (pr.node, 0)
         } else {
@@ -124,7 +169,11 @@ fn check(f: &Fabric, t: &ForwardingTables) -> VerifyReport {
 fn two_cas(f: &Fabric) -> (PortRef, PortRef, PortRef) {
     let a = PortRef::new(f.cas().next().unwrap(), 1);
     let leaf = f.remote(a).unwrap();
-    let b = f.cas().map(|c| PortRef::new(c, 1)).find(|&p| f.remote(p).unwrap().node != leaf.node).unwrap();
+    let b = f
+        .cas()
+        .map(|c| PortRef::new(c, 1))
+        .find(|&p| f.remote(p).unwrap().node != leaf.node)
+        .unwrap();
     (a, leaf, b)
 }
 
@@ -151,9 +200,15 @@ fn a_valid_up_down_routing_passes() {
     assert_eq!(c.channels, 64);
     assert!(c.dependencies > 0);
     let text = r.to_string();
-    assert!(text.contains("reachability: all 992 pairs reachable"), "{text}");
+    assert!(
+        text.contains("reachability: all 992 pairs reachable"),
+        "{text}"
+    );
     assert!(text.contains("credit loops: none"), "{text}");
-    assert!(text.contains("switches per CA->CA path: 1: 96, 3: 896"), "{text}");
+    assert!(
+        text.contains("switches per CA->CA path: 1: 96, 3: 896"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -193,8 +248,16 @@ fn a_forwarding_loop_is_found_and_shown() {
     let r = check(&f, &t);
     assert!(r.failures.forwarding_loop >= 4, "{r}");
     assert_eq!(r.failures.total(), r.failures.forwarding_loop);
-    let p = r.first_failures.iter().find(|p| p.failure == Failure::ForwardingLoop).unwrap();
-    assert_eq!(p.path.first().unwrap().node, p.path.last().unwrap().node, "ends on the switch seen twice");
+    let p = r
+        .first_failures
+        .iter()
+        .find(|p| p.failure == Failure::ForwardingLoop)
+        .unwrap();
+    assert_eq!(
+        p.path.first().unwrap().node,
+        p.path.last().unwrap().node,
+        "ends on the switch seen twice"
+    );
     assert!(p.path.len() >= 3);
     // Loops make no dependencies: the CDG stays acyclic.
     assert!(r.credit_loops.unwrap().acyclic);
@@ -213,7 +276,12 @@ fn dead_ends_of_every_kind() {
 
     let mut t = t0.clone();
     let other = (1..=f.node(dest_leaf.node).num_ports)
-        .find(|&p| p != dest_leaf.port && !f.node(f.remote(PortRef::new(dest_leaf.node, p)).unwrap().node).is_switch())
+        .find(|&p| {
+            p != dest_leaf.port
+                && !f
+                    .node(f.remote(PortRef::new(dest_leaf.node, p)).unwrap().node)
+                    .is_switch()
+        })
         .unwrap();
     t.set(dest_leaf.node, d, other);
     assert_eq!(check(&f, &t).failures.wrong_endpoint, 31);
@@ -226,7 +294,10 @@ fn dead_ends_of_every_kind() {
 
     // Remove the cable the leaf uses towards d; keep the tables.
     let up = t0.get(leaf.node, d).unwrap();
-    let cut = f.links().find(|l| l.a == PortRef::new(leaf.node, up) || l.b == PortRef::new(leaf.node, up)).unwrap();
+    let cut = f
+        .links()
+        .find(|l| l.a == PortRef::new(leaf.node, up) || l.b == PortRef::new(leaf.node, up))
+        .unwrap();
     let g = f.without(&[], &[cut]);
     let r = check(&g, &t0);
     assert!(r.failures.uncabled >= 4, "{r}");
@@ -244,17 +315,24 @@ fn a_ring_with_shortest_paths_has_a_credit_loop_and_a_dateline_breaks_it() {
     let cycle = c.cycle.as_ref().unwrap();
     assert_eq!(cycle.vl, 0);
     assert_eq!(cycle.channels.len(), 5);
-    assert_eq!(cycle.channels[0], "'ring-0' port 2 -> 'ring-1' port 3", "{cycle:?}");
+    assert_eq!(
+        cycle.channels[0], "'ring-0' port 2 -> 'ring-1' port 3",
+        "{cycle:?}"
+    );
     assert_eq!(cycle.channels[4], "'ring-4' port 2 -> 'ring-0' port 3");
-    assert!(r
-        .to_string()
-        .contains("credit loops: FOUND on VL 0 (5 channels):\n  'ring-0' port 2 -> 'ring-1' port 3\n"));
+    assert!(r.to_string().contains(
+        "credit loops: FOUND on VL 0 (5 channels):\n  'ring-0' port 2 -> 'ring-1' port 3\n"
+    ));
 
     // Paths that cross the link between ring-4 and ring-0 (either way) go on SL 1.
     let lids: Vec<Lid> = f.lid_ports().map(|(_, p)| p.lid).collect();
     let home = |l: Lid| {
         let (pr, _) = f.lid_ports().find(|(_, p)| p.lid == l).unwrap();
-        let n = if f.node(pr.node).is_switch() { pr.node } else { f.remote(pr).unwrap().node };
+        let n = if f.node(pr.node).is_switch() {
+            pr.node
+        } else {
+            f.remote(pr).unwrap().node
+        };
         sw.iter().position(|&s| s == n).unwrap()
     };
     let mut sls = PathSls::new(&lids);
@@ -280,7 +358,16 @@ fn a_ring_with_shortest_paths_has_a_credit_loop_and_a_dateline_breaks_it() {
     let r = verify(&f, &t, Some(&sls), &one_vl).unwrap();
     assert!(!r.credit_loops.unwrap().acyclic);
     // Without the check there is no credit-loop section.
-    let r = verify(&f, &t, None, &VerifyOptions { credit_loops: false, ..Default::default() }).unwrap();
+    let r = verify(
+        &f,
+        &t,
+        None,
+        &VerifyOptions {
+            credit_loops: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(r.credit_loops.is_none() && r.ok());
 }
 
@@ -294,7 +381,10 @@ fn path_sls_are_written_for_ibdmchk() {
     ibdmchk::write_psl(&f, &sls, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert_eq!(text.lines().count(), 10 * 10);
-    assert!(text.starts_with("0x0000000000000100 1 0\n0x0000000000000100 2 0\n"), "{text}");
+    assert!(
+        text.starts_with("0x0000000000000100 1 0\n0x0000000000000100 2 0\n"),
+        "{text}"
+    );
     let host0 = f.node(f.cas().next().unwrap()).guid;
     assert_eq!(f.node_lid(f.cas().next().unwrap()), Lid(6));
     assert!(text.contains(&format!("\n{host0} 2 3\n")));
@@ -303,7 +393,10 @@ fn path_sls_are_written_for_ibdmchk() {
 #[test]
 fn switch_lids_are_checked_when_asked() {
     let (f, t, _) = ring();
-    let opts = VerifyOptions { include_switches: true, ..Default::default() };
+    let opts = VerifyOptions {
+        include_switches: true,
+        ..Default::default()
+    };
     let r = verify(&f, &t, None, &opts).unwrap();
     assert_eq!((r.sources, r.destinations), (10, 10));
     assert_eq!(r.pairs, 10 * 9);
@@ -318,13 +411,24 @@ fn switch_lids_are_checked_when_asked() {
     assert_eq!(r.failures.unset, 4, "{r}");
     assert_eq!(r.failures.total(), 4);
     // The CA pairs come first among the examples.
-    assert!(r.first_failures[0].source.starts_with("'host-1'"), "{:?}", r.first_failures[0]);
+    assert!(
+        r.first_failures[0].source.starts_with("'host-1'"),
+        "{:?}",
+        r.first_failures[0]
+    );
 }
 
 #[test]
 fn lmc_ranges_are_destinations_too() {
     let mut f = preset("4-ary-2-full").unwrap().build().unwrap();
-    assign_lids(&mut f, &LidOptions { lmc: 1, ..Default::default() }).unwrap();
+    assign_lids(
+        &mut f,
+        &LidOptions {
+            lmc: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let t = updown(&f);
     let r = check(&f, &t);
     assert_eq!(r.destinations, 64);
@@ -335,14 +439,19 @@ fn lmc_ranges_are_destinations_too() {
 #[test]
 fn unattached_ports_are_listed_not_checked() {
     let f = preset("4-ary-2-full").unwrap().build().unwrap();
-    let leaf = f.remote(PortRef::new(f.cas().next().unwrap(), 1)).unwrap().node;
+    let leaf = f
+        .remote(PortRef::new(f.cas().next().unwrap(), 1))
+        .unwrap()
+        .node;
     let g = f.without(&[leaf], &[]);
     let t = updown(&g);
     let r = check(&g, &t);
     assert_eq!(r.unattached.len(), 4);
     assert_eq!(r.sources, 28);
     assert!(r.ok(), "{r}");
-    assert!(r.to_string().contains("ports with a LID but no switch (not checked): 4"));
+    assert!(r
+        .to_string()
+        .contains("ports with a LID but no switch (not checked): 4"));
 }
 
 #[test]
@@ -353,7 +462,11 @@ fn results_do_not_depend_on_threads_and_serialise() {
     for (k, sw) in f.switches().enumerate().step_by(7) {
         t.set(sw, Lid((k * 13 % 300 + 1) as u16), 255);
     }
-    let opts = VerifyOptions { per_link: true, max_failures: 5, ..Default::default() };
+    let opts = VerifyOptions {
+        per_link: true,
+        max_failures: 5,
+        ..Default::default()
+    };
     let run = |threads| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -365,12 +478,18 @@ fn results_do_not_depend_on_threads_and_serialise() {
     assert_eq!(one, run(3));
     assert!(one.failures.unset > 0);
     assert_eq!(one.first_failures.len(), 5);
-    assert!(one.first_failures.windows(2).all(|w| w[0].destination_lid <= w[1].destination_lid));
+    assert!(one
+        .first_failures
+        .windows(2)
+        .all(|w| w[0].destination_lid <= w[1].destination_lid));
     let json = serde_json::to_value(&one).unwrap();
     assert_eq!(json["failures"]["unset"], one.failures.unset);
     assert_eq!(json["first_failures"][0]["failure"], "unset");
     assert!(json["credit_loops"]["acyclic"].as_bool().unwrap());
-    assert_eq!(json["per_link"].as_array().unwrap().len(), one.per_link.len());
+    assert_eq!(
+        json["per_link"].as_array().unwrap().len(),
+        one.per_link.len()
+    );
     let cabled: usize = f.switches().map(|s| f.neighbors(s).count()).sum();
     assert_eq!(one.per_link.len(), cabled);
     let no_links = serde_json::to_value(check(&f, &t)).unwrap();
@@ -386,8 +505,20 @@ fn opensm_tables_from_the_interop_fixture_pass() {
     )
     .unwrap();
     let text = std::fs::read_to_string(format!("{dir}opensm-lfts.dump")).unwrap();
-    let t = ibcloud_fabric::formats::lfts_dump::parse(&text, "opensm-lfts.dump").unwrap().to_tables(&f).unwrap();
-    let r = verify(&f, &t, None, &VerifyOptions { include_switches: true, ..Default::default() }).unwrap();
+    let t = ibcloud_fabric::formats::lfts_dump::parse(&text, "opensm-lfts.dump")
+        .unwrap()
+        .to_tables(&f)
+        .unwrap();
+    let r = verify(
+        &f,
+        &t,
+        None,
+        &VerifyOptions {
+            include_switches: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(r.ok(), "{r}");
 }
 
@@ -398,16 +529,30 @@ fn opensm_tables_from_the_interop_fixture_pass() {
 fn agrees_with_ibdmchk_on_the_broken_ring() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/interop/");
     let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
-    let f = ibcloud_fabric::formats::subnet_lst::parse(&read("fdbs/ring8-file/opensm-subnet.lst"), "lst").unwrap();
-    let t = ibcloud_fabric::formats::lfts_dump::parse(&read("fdbs/ring8-file/opensm-lfts.dump"), "lfts")
-        .unwrap()
-        .to_tables(&f)
-        .unwrap();
+    let f = ibcloud_fabric::formats::subnet_lst::parse(
+        &read("fdbs/ring8-file/opensm-subnet.lst"),
+        "lst",
+    )
+    .unwrap();
+    let t = ibcloud_fabric::formats::lfts_dump::parse(
+        &read("fdbs/ring8-file/opensm-lfts.dump"),
+        "lfts",
+    )
+    .unwrap()
+    .to_tables(&f)
+    .unwrap();
     let r = check(&f, &t);
     let ibdmchk = read("ibdmchk/ring8-file-missing-paths.out");
     assert!(ibdmchk.contains("-E- Found 4 missing paths out of:56 paths"));
     assert_eq!((r.pairs, r.failures.total()), (56, 4));
-    assert_eq!((r.failures.forwarding_loop, r.failures.uncabled, r.failures.wrong_endpoint), (2, 1, 1));
+    assert_eq!(
+        (
+            r.failures.forwarding_loop,
+            r.failures.uncabled,
+            r.failures.wrong_endpoint
+        ),
+        (2, 1, 1)
+    );
     // ibdmchk counts links: HOPS 3/4/5/6 with 16/15/14/7 pairs.
     assert!(ibdmchk.contains("  3   16\n  4   15\n  5   14\n  6   7\n"));
     assert_eq!(r.switches_per_path, vec![0, 0, 16, 15, 14, 7]);
@@ -421,27 +566,47 @@ fn tables_of_another_fabric_are_refused() {
     let (f, _) = tree();
     let other = preset("8-ary-2").unwrap().build().unwrap();
     let t = ForwardingTables::new(&other);
-    assert!(matches!(verify(&f, &t, None, &VerifyOptions::default()), Err(VerifyError::WrongFabric { .. })));
+    assert!(matches!(
+        verify(&f, &t, None, &VerifyOptions::default()),
+        Err(VerifyError::WrongFabric { .. })
+    ));
 }
 
 #[test]
 fn a_fabric_without_switches_or_tables_is_fine() {
     let mut b = FabricBuilder::new();
-    let x = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(1), 1, "a")).unwrap();
-    let y = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(2), 1, "b")).unwrap();
-    b.connect(PortRef::new(x, 1), PortRef::new(y, 1), LinkRate::default()).unwrap();
+    let x = b
+        .add_node(NodeSpec::new(NodeKind::Ca, Guid(1), 1, "a"))
+        .unwrap();
+    let y = b
+        .add_node(NodeSpec::new(NodeKind::Ca, Guid(2), 1, "b"))
+        .unwrap();
+    b.connect(PortRef::new(x, 1), PortRef::new(y, 1), LinkRate::default())
+        .unwrap();
     let mut f = b.build();
     assign_lids(&mut f, &LidOptions::default()).unwrap();
     let r = check(&f, &ForwardingTables::new(&f));
-    assert_eq!((r.pairs, r.unattached.len(), r.link_routes.links), (0, 2, 0));
+    assert_eq!(
+        (r.pairs, r.unattached.len(), r.link_routes.links),
+        (0, 2, 0)
+    );
     assert!(r.ok());
 }
 
 /// CPU seconds used by this process so far (user + system), from /proc.
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, r)| r)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 
@@ -468,8 +633,13 @@ fn ft11664_is_verified_quickly() {
     let bytes: usize = t.iter().map(|(_, e)| e.len()).sum();
     eprintln!("tables: {:.1} MB", bytes as f64 / 1e6);
     for include_switches in [false, true] {
-        let opts = VerifyOptions { include_switches, ..Default::default() };
-        let r = timed(&format!("verify, switches {include_switches}"), || verify(&f, &t, None, &opts).unwrap());
+        let opts = VerifyOptions {
+            include_switches,
+            ..Default::default()
+        };
+        let r = timed(&format!("verify, switches {include_switches}"), || {
+            verify(&f, &t, None, &opts).unwrap()
+        });
         eprintln!("{r}");
         assert_eq!(r.ca_pairs(), 11664 * 11663);
         assert!(r.credit_loops.as_ref().unwrap().acyclic);
@@ -478,7 +648,10 @@ fn ft11664_is_verified_quickly() {
         }
     }
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let mem: Vec<&str> = status.lines().filter(|l| l.starts_with("VmHWM") || l.starts_with("VmRSS")).collect();
+    let mem: Vec<&str> = status
+        .lines()
+        .filter(|l| l.starts_with("VmHWM") || l.starts_with("VmRSS"))
+        .collect();
     eprintln!("memory so far (fabric, helper, tables, verify): {mem:?}");
     // Path SLs on two VLs: up/down stays deadlock-free on each.
     let lids: Vec<Lid> = f.lid_ports().map(|(_, p)| p.lid).collect();
@@ -491,19 +664,28 @@ fn ft11664_is_verified_quickly() {
         }
         sls
     });
-    let r = timed("verify with path SLs", || verify(&f, &t, Some(&sls), &VerifyOptions::default()).unwrap());
+    let r = timed("verify with path SLs", || {
+        verify(&f, &t, Some(&sls), &VerifyOptions::default()).unwrap()
+    });
     eprintln!("{r}");
     assert!(r.ok());
     assert_eq!(r.credit_loops.as_ref().unwrap().vls, vec![0, 1]);
     drop(sls);
     if let Ok(path) = std::env::var("IBCLOUD_FT11664_LFTS") {
         let text = std::fs::read_to_string(&path).unwrap();
-        let dump = timed("parse OpenSM dump", || ibcloud_fabric::formats::lfts_dump::parse(&text, &path).unwrap());
+        let dump = timed("parse OpenSM dump", || {
+            ibcloud_fabric::formats::lfts_dump::parse(&text, &path).unwrap()
+        });
         let t = timed("dump to tables", || dump.to_tables(&f).unwrap());
         for include_switches in [false, true] {
-            let opts = VerifyOptions { include_switches, ..Default::default() };
-            let r =
-                timed(&format!("verify OpenSM, switches {include_switches}"), || verify(&f, &t, None, &opts).unwrap());
+            let opts = VerifyOptions {
+                include_switches,
+                ..Default::default()
+            };
+            let r = timed(
+                &format!("verify OpenSM, switches {include_switches}"),
+                || verify(&f, &t, None, &opts).unwrap(),
+            );
             eprintln!("{r}");
             if !include_switches {
                 assert!(r.ok());
@@ -518,15 +700,26 @@ fn ft11664_is_verified_quickly() {
 #[test]
 #[ignore = "needs OpenSM dumps; see the doc comment"]
 fn opensm_dump_dirs() {
-    let Ok(dirs) = std::env::var("IBCLOUD_VERIFY_DIRS") else { return };
+    let Ok(dirs) = std::env::var("IBCLOUD_VERIFY_DIRS") else {
+        return;
+    };
     for dir in dirs.split(',') {
         let lst = std::fs::read_to_string(format!("{dir}/opensm-subnet.lst")).unwrap();
         let f = ibcloud_fabric::formats::subnet_lst::parse(&lst, "opensm-subnet.lst").unwrap();
         let text = std::fs::read_to_string(format!("{dir}/opensm-lfts.dump")).unwrap();
-        let t = ibcloud_fabric::formats::lfts_dump::parse(&text, "opensm-lfts.dump").unwrap().to_tables(&f).unwrap();
+        let t = ibcloud_fabric::formats::lfts_dump::parse(&text, "opensm-lfts.dump")
+            .unwrap()
+            .to_tables(&f)
+            .unwrap();
         for include_switches in [false, true] {
-            let opts = VerifyOptions { include_switches, max_failures: 4, ..Default::default() };
-            let r = timed(&format!("{dir}, switches {include_switches}"), || verify(&f, &t, None, &opts).unwrap());
+            let opts = VerifyOptions {
+                include_switches,
+                max_failures: 4,
+                ..Default::default()
+            };
+            let r = timed(&format!("{dir}, switches {include_switches}"), || {
+                verify(&f, &t, None, &opts).unwrap()
+            });
             eprintln!("{r}");
         }
     }
@@ -538,22 +731,37 @@ fn opensm_dump_dirs() {
 #[test]
 #[ignore = "writes files; see the doc comment"]
 fn write_updown_tables() {
-    let Ok(spec) = std::env::var("IBCLOUD_WRITE_UPDOWN") else { return };
+    let Ok(spec) = std::env::var("IBCLOUD_WRITE_UPDOWN") else {
+        return;
+    };
     let (name, dir) = spec.split_once(':').unwrap();
     let f = preset(name).unwrap().build().unwrap();
     let t = updown(&f);
-    let r = timed("verify", || verify(&f, &t, None, &VerifyOptions::default()).unwrap());
+    let r = timed("verify", || {
+        verify(&f, &t, None, &VerifyOptions::default()).unwrap()
+    });
     eprintln!("{r}");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(format!("{dir}/updown-lfts.dump")).unwrap());
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(format!("{dir}/updown-lfts.dump")).unwrap());
     ibcloud_fabric::formats::lfts_dump::write(&f, &t, &mut out).unwrap();
-    let mut out = std::io::BufWriter::new(std::fs::File::create(format!("{dir}/updown.fdbs")).unwrap());
-    timed("write fdbs", || ibcloud_fabric::formats::fdbs::write(&f, &t, &mut out).unwrap());
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(format!("{dir}/updown.fdbs")).unwrap());
+    timed("write fdbs", || {
+        ibcloud_fabric::formats::fdbs::write(&f, &t, &mut out).unwrap()
+    });
     // What `ibroute -n <switch lid>` read back after `opensm -R file -U updown-lfts.dump`.
     if let Ok(text) = std::fs::read_to_string(format!("{dir}/ibroute.txt")) {
         let back = ibcloud_fabric::formats::fdbs::parse_ibroute(&text, "ibroute.txt").unwrap();
         assert_eq!(back.switches.len(), f.switches().count());
-        assert_eq!(back.to_tables(&f).unwrap(), t, "the fabric holds our tables");
-        eprintln!("ibroute.txt: all {} switch tables equal ours", back.switches.len());
+        assert_eq!(
+            back.to_tables(&f).unwrap(),
+            t,
+            "the fabric holds our tables"
+        );
+        eprintln!(
+            "ibroute.txt: all {} switch tables equal ours",
+            back.switches.len()
+        );
     }
 }
 
@@ -563,28 +771,47 @@ fn write_updown_tables() {
 #[test]
 #[ignore = "needs OpenSM dumps; see the doc comment"]
 fn ring_dateline_psl() {
-    let Ok(dir) = std::env::var("IBCLOUD_PSL_RING") else { return };
+    let Ok(dir) = std::env::var("IBCLOUD_PSL_RING") else {
+        return;
+    };
     let lst = std::fs::read_to_string(format!("{dir}/opensm-subnet.lst")).unwrap();
     let f = ibcloud_fabric::formats::subnet_lst::parse(&lst, "opensm-subnet.lst").unwrap();
     let text = std::fs::read_to_string(format!("{dir}/opensm-lfts.dump")).unwrap();
-    let t = ibcloud_fabric::formats::lfts_dump::parse(&text, "opensm-lfts.dump").unwrap().to_tables(&f).unwrap();
+    let t = ibcloud_fabric::formats::lfts_dump::parse(&text, "opensm-lfts.dump")
+        .unwrap()
+        .to_tables(&f)
+        .unwrap();
     let name = |n: NodeId| f.node(n).description.clone();
     let lids: Vec<(Lid, NodeId)> = f
         .lid_ports()
-        .map(|(pr, p)| (p.lid, if f.node(pr.node).is_switch() { pr.node } else { f.remote(pr).unwrap().node }))
+        .map(|(pr, p)| {
+            (
+                p.lid,
+                if f.node(pr.node).is_switch() {
+                    pr.node
+                } else {
+                    f.remote(pr).unwrap().node
+                },
+            )
+        })
         .collect();
     let mut sls = PathSls::new(&lids.iter().map(|l| l.0).collect::<Vec<_>>());
     for &(s, home) in &lids {
         for &(d, _) in &lids {
             let (mut at, mut crosses) = (home, false);
             for _ in 0..16 {
-                let Some(p) = t.get(at, d).filter(|&p| p != 0) else { break };
-                let Some(r) = f.remote(PortRef::new(at, p)) else { break };
+                let Some(p) = t.get(at, d).filter(|&p| p != 0) else {
+                    break;
+                };
+                let Some(r) = f.remote(PortRef::new(at, p)) else {
+                    break;
+                };
                 if !f.node(r.node).is_switch() {
                     break;
                 }
                 let pair = [name(at), name(r.node)];
-                crosses |= pair.contains(&"ring-7".to_string()) && pair.contains(&"ring-0".to_string());
+                crosses |=
+                    pair.contains(&"ring-7".to_string()) && pair.contains(&"ring-0".to_string());
                 at = r.node;
             }
             sls.set(s, d, u8::from(crosses));
@@ -593,5 +820,8 @@ fn ring_dateline_psl() {
     let mut out = std::io::BufWriter::new(std::fs::File::create(format!("{dir}/psl.txt")).unwrap());
     ibdmchk::write_psl(&f, &sls, &mut out).unwrap();
     eprintln!("without SLs:\n{}", check(&f, &t));
-    eprintln!("with SLs:\n{}", verify(&f, &t, Some(&sls), &VerifyOptions::default()).unwrap());
+    eprintln!(
+        "with SLs:\n{}",
+        verify(&f, &t, Some(&sls), &VerifyOptions::default()).unwrap()
+    );
 }

@@ -5,7 +5,9 @@
 use ibcloud_fabric::formats::{guid2lid, lfts_dump};
 use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::lids::{assign_lids, LidOptions, LidPolicy};
-use ibcloud_fabric::{Fabric, FabricBuilder, Guid, Lid, LinkRate, NodeId, NodeKind, NodeSpec, PortRef};
+use ibcloud_fabric::{
+    Fabric, FabricBuilder, Guid, Lid, LinkRate, NodeId, NodeKind, NodeSpec, PortRef,
+};
 use ibcloud_routing::PathSls;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,7 +38,13 @@ pub fn torus(dims: &[usize], cas: usize) -> Fabric {
     let sws: Vec<NodeId> = (0..n)
         .map(|k| {
             let guid = Guid(0x0002_c902_0000_0000 + (1 << 24) + k as u64 + 1);
-            b.add_node(NodeSpec::new(NodeKind::Switch, guid, ports, format!("sw-T-{:04}", k + 1))).unwrap()
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                guid,
+                ports,
+                format!("sw-T-{:04}", k + 1),
+            ))
+            .unwrap()
         })
         .collect();
     let coords = |mut k: usize| -> Vec<usize> {
@@ -62,7 +70,8 @@ pub fn torus(dims: &[usize], cas: usize) -> Fabric {
         }
         for c in 0..cas {
             let p = PortRef::new(sws[k], (2 * dims.len() + c + 1) as u8);
-            b.connect(p, PortRef::new(ca_ids[k * cas + c], 1), LinkRate::default()).unwrap();
+            b.connect(p, PortRef::new(ca_ids[k * cas + c], 1), LinkRate::default())
+                .unwrap();
         }
     }
     let mut f = b.build();
@@ -72,21 +81,32 @@ pub fn torus(dims: &[usize], cas: usize) -> Fabric {
 
 /// `fixtures/opensm/lash/<name>` of the workspace.
 pub fn fixture_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/opensm/lash").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/opensm/lash")
+        .join(name)
 }
 
 /// Gives `fabric` the LIDs of the fixture's guid2lid.
 pub fn apply_guid2lid(fabric: &mut Fabric, dir: &Path) {
     let text = std::fs::read_to_string(dir.join("guid2lid")).unwrap();
     let map = guid2lid::parse(&text, "guid2lid").unwrap();
-    assign_lids(fabric, &LidOptions { policy: LidPolicy::Guid2Lid { map, sm_port: None }, ..Default::default() })
-        .unwrap();
+    assign_lids(
+        fabric,
+        &LidOptions {
+            policy: LidPolicy::Guid2Lid { map, sm_port: None },
+            ..Default::default()
+        },
+    )
+    .unwrap();
 }
 
 /// OpenSM's tables from the fixture.
 pub fn opensm_tables(fabric: &Fabric, dir: &Path) -> ForwardingTables {
     let text = std::fs::read_to_string(dir.join("opensm-lfts.dump")).unwrap();
-    lfts_dump::parse(&text, "opensm-lfts.dump").unwrap().to_tables(fabric).unwrap()
+    lfts_dump::parse(&text, "opensm-lfts.dump")
+        .unwrap()
+        .to_tables(fabric)
+        .unwrap()
 }
 
 /// The first `limit` differences between two table sets, as text.
@@ -101,10 +121,16 @@ pub fn table_diffs(
     for sw in fabric.switches() {
         let (a, b) = (ours.table(sw), theirs.table(sw));
         for lid in 0..a.len().max(b.len()) {
-            let (x, y) = (a.get(lid).copied().unwrap_or(255), b.get(lid).copied().unwrap_or(255));
+            let (x, y) = (
+                a.get(lid).copied().unwrap_or(255),
+                b.get(lid).copied().unwrap_or(255),
+            );
             if x != y {
                 if count < limit {
-                    text += &format!("'{}' LID {lid}: ours {x}, OpenSM {y}\n", fabric.node(sw).description);
+                    text += &format!(
+                        "'{}' LID {lid}: ours {x}, OpenSM {y}\n",
+                        fabric.node(sw).description
+                    );
                 }
                 count += 1;
             }
@@ -120,7 +146,10 @@ pub fn opensm_sls(dir: &Path) -> Option<Vec<(Lid, Lid, u8)>> {
     Some(
         text.lines()
             .filter_map(|l| {
-                let v: Vec<u16> = l.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+                let v: Vec<u16> = l
+                    .split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect();
                 match v[..] {
                     [s, d, sl] => Some((Lid(s), Lid(d), sl as u8)),
                     _ => None,
@@ -134,7 +163,11 @@ pub fn opensm_sls(dir: &Path) -> Option<Vec<(Lid, Lid, u8)>> {
 /// checks that it arrives, then that the channel dependency graph of each
 /// SL (= VL) is acyclic. A channel is (switch, output port); a path from a
 /// CA starts at the CA's switch. Returns the number of paths followed.
-pub fn check_deadlock_free(fabric: &Fabric, tables: &ForwardingTables, sls: Option<&PathSls>) -> Result<usize, String> {
+pub fn check_deadlock_free(
+    fabric: &Fabric,
+    tables: &ForwardingTables,
+    sls: Option<&PathSls>,
+) -> Result<usize, String> {
     let lid_owner = fabric.lid_table().map_err(|e| e.to_string())?;
     let mut entry: Vec<(Lid, NodeId)> = Vec::new(); // LID and the switch its packets enter
     for (pr, port) in fabric.lid_ports() {
@@ -171,12 +204,21 @@ pub fn check_deadlock_free(fabric: &Fabric, tables: &ForwardingTables, sls: Opti
             let mut prev: Option<usize> = None;
             let mut hops = 0;
             loop {
-                let port = tables
-                    .get(sw, dst)
-                    .ok_or_else(|| format!("no route at '{}' to {dst}", fabric.node(sw).description))?;
+                let port = tables.get(sw, dst).ok_or_else(|| {
+                    format!("no route at '{}' to {dst}", fabric.node(sw).description)
+                })?;
                 if port == 0 {
-                    if lid_owner.get(dst.0 as usize).copied().flatten().map(|p| p.node) != Some(sw) {
-                        return Err(format!("port 0 at '{}' for {dst}", fabric.node(sw).description));
+                    if lid_owner
+                        .get(dst.0 as usize)
+                        .copied()
+                        .flatten()
+                        .map(|p| p.node)
+                        != Some(sw)
+                    {
+                        return Err(format!(
+                            "port 0 at '{}' for {dst}",
+                            fabric.node(sw).description
+                        ));
                     }
                     break;
                 }
@@ -225,7 +267,10 @@ pub fn check_deadlock_free(fabric: &Fabric, tables: &ForwardingTables, sls: Opti
         }
     }
     if done != n {
-        return Err(format!("credit loop: {} of {n} channels are on or behind a dependency cycle", n - done));
+        return Err(format!(
+            "credit loop: {} of {n} channels are on or behind a dependency cycle",
+            n - done
+        ));
     }
     Ok(followed)
 }

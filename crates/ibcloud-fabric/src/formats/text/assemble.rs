@@ -103,22 +103,34 @@ impl<'t, R> Assembler<'t, R> {
     }
 
     /// Adds a node declared on `line`; refuses duplicate names and GUIDs and bad port counts.
-    pub(crate) fn add_node(&mut self, name: &'t str, line: usize, spec: NodeSpec) -> Result<u32, ParseError> {
+    pub(crate) fn add_node(
+        &mut self,
+        name: &'t str,
+        line: usize,
+        spec: NodeSpec,
+    ) -> Result<u32, ParseError> {
         if let Some(&other) = self.names.get(name) {
             let first = self.nodes[other as usize].line;
-            return Err(
-                self.err(line, format!("duplicate node name '{name}' (first declared on line {first})"))
-            );
+            return Err(self.err(
+                line,
+                format!("duplicate node name '{name}' (first declared on line {first})"),
+            ));
         }
         if let Some(other) = self.builder.node_by_guid(spec.guid) {
             let o = &self.nodes[other.index()];
             return Err(self.err(
                 line,
-                format!("duplicate node GUID {}: '{}' has it too (line {})", spec.guid, o.name, o.line),
+                format!(
+                    "duplicate node GUID {}: '{}' has it too (line {})",
+                    spec.guid, o.name, o.line
+                ),
             ));
         }
         let kind = spec.kind;
-        let id = self.builder.add_node(spec).map_err(|e| err(self.file, line, e.to_string()))?;
+        let id = self
+            .builder
+            .add_node(spec)
+            .map_err(|e| err(self.file, line, e.to_string()))?;
         let num_ports = self.builder.node(id).map_or(0, |n| n.num_ports);
         let first_slot = self.slot_decl.len() as u32;
         let end = self.slot_decl.len() + num_ports as usize + 1;
@@ -126,7 +138,13 @@ impl<'t, R> Assembler<'t, R> {
         self.slot_guid.resize(end, None);
         self.slot_lid.resize(end, None);
         self.names.insert(name, id.0);
-        self.nodes.push(NodeEntry { name, line, kind, num_ports, first_slot });
+        self.nodes.push(NodeEntry {
+            name,
+            line,
+            kind,
+            num_ports,
+            first_slot,
+        });
         Ok(id.0)
     }
 
@@ -139,7 +157,10 @@ impl<'t, R> Assembler<'t, R> {
         if port == 0 || port > n.num_ports {
             return Err(self.err(
                 line,
-                format!("port {port} does not exist on '{}', which has {} ports", n.name, n.num_ports),
+                format!(
+                    "port {port} does not exist on '{}', which has {} ports",
+                    n.name, n.num_ports
+                ),
             ));
         }
         Ok(())
@@ -201,16 +222,24 @@ impl<'t, R> Assembler<'t, R> {
                 Err(self.conflict(node, port, "LID", c.value.0, c.line, lid, line))
             }
             Some(c) => match (c.value.1, lmc) {
-                (Some(a), Some(b)) if a != b => Err(self.conflict(node, port, "LMC", a, c.line, b, line)),
+                (Some(a), Some(b)) if a != b => {
+                    Err(self.conflict(node, port, "LMC", a, c.line, b, line))
+                }
                 // The node's own line, which carries the LMC, is the better line to cite.
                 (None, Some(_)) => {
-                    self.slot_lid[slot] = Some(Claim { value: (lid, lmc), line });
+                    self.slot_lid[slot] = Some(Claim {
+                        value: (lid, lmc),
+                        line,
+                    });
                     Ok(())
                 }
                 _ => Ok(()),
             },
             None => {
-                self.slot_lid[slot] = Some(Claim { value: (lid, lmc), line });
+                self.slot_lid[slot] = Some(Claim {
+                    value: (lid, lmc),
+                    line,
+                });
                 Ok(())
             }
         }
@@ -253,8 +282,13 @@ impl<'t, R> Assembler<'t, R> {
         let mut remote_of = Vec::with_capacity(self.decls.len());
         for d in &self.decls {
             let Some(&rn) = self.names.get(d.remote) else {
-                return Err(self
-                    .err(d.line, format!("unknown node '{}': no node of that name is declared", d.remote)));
+                return Err(self.err(
+                    d.line,
+                    format!(
+                        "unknown node '{}': no node of that name is declared",
+                        d.remote
+                    ),
+                ));
             };
             self.check_port(rn, d.remote_port, d.line)?;
             remote_of.push(rn);
@@ -275,7 +309,11 @@ impl<'t, R> Assembler<'t, R> {
                 self.claim_guid(rn, d.remote_port, g, d.line)?;
             }
             if let Some(l) = d.remote_lid {
-                let p = if far_kind == NodeKind::Switch { 0 } else { d.remote_port };
+                let p = if far_kind == NodeKind::Switch {
+                    0
+                } else {
+                    d.remote_port
+                };
                 self.claim_lid(rn, p, l, None, d.line)?;
             }
         }
@@ -312,7 +350,11 @@ impl<'t, R> Assembler<'t, R> {
             let line = back.map_or(d.line, |e| e.line.max(d.line));
             let r = rate(d, back, rn).map_err(|m| err(self.file, line, m))?;
             self.builder
-                .connect(PortRef::new(NodeId(d.node), d.port), PortRef::new(NodeId(rn), d.remote_port), r)
+                .connect(
+                    PortRef::new(NodeId(d.node), d.port),
+                    PortRef::new(NodeId(rn), d.remote_port),
+                    r,
+                )
                 .map_err(|e| err(self.file, line, e.to_string()))?;
         }
         for (n, node) in self.nodes.iter().enumerate() {
@@ -334,7 +376,11 @@ impl<'t, R> Assembler<'t, R> {
                     // Checked here because Fabric's LID arithmetic assumes LMC ≤ 7 and
                     // 16-bit LID ranges.
                     if lmc > 7 {
-                        return Err(err(self.file, l.line, format!("LMC {lmc} is out of range 0..=7")));
+                        return Err(err(
+                            self.file,
+                            l.line,
+                            format!("LMC {lmc} is out of range 0..=7"),
+                        ));
                     }
                     if base as u32 + (1u32 << lmc) - 1 > 0xffff {
                         return Err(err(
@@ -374,8 +420,11 @@ impl<'t, R> Assembler<'t, R> {
                 }
                 let me = PortRef::new(id, p);
                 if let Some(&other) = seen.get(&guid) {
-                    let (a, b) =
-                        if self.guid_line(other) <= self.guid_line(me) { (other, me) } else { (me, other) };
+                    let (a, b) = if self.guid_line(other) <= self.guid_line(me) {
+                        (other, me)
+                    } else {
+                        (me, other)
+                    };
                     return Err(self.err(
                         self.guid_line(b),
                         format!(
@@ -405,8 +454,9 @@ impl<'t, R> Assembler<'t, R> {
             })
             .collect();
         owners.sort_unstable_by_key(|o| o.0);
-        let label =
-            |o: &(usize, PortRef, u16, u8)| format!("'{}' port {}", self.node_name(o.1.node.0), o.1.port);
+        let label = |o: &(usize, PortRef, u16, u8)| {
+            format!("'{}' port {}", self.node_name(o.1.node.0), o.1.port)
+        };
         let covers = |o: &(usize, PortRef, u16, u8), lid: u16| {
             let span = 1u32 << o.3.min(7);
             (o.2 as u32..o.2 as u32 + span).contains(&(lid as u32))
@@ -430,11 +480,17 @@ impl<'t, R> Assembler<'t, R> {
             }
             LidError::NotUnicast { lid, lmc } | LidError::Misaligned { lid, lmc } => {
                 let o = owners.iter().find(|o| o.2 == lid.0 && o.3 == *lmc);
-                (o.map_or(1, |o| o.0), format!("{}: {e}", o.map_or(String::new(), label)))
+                (
+                    o.map_or(1, |o| o.0),
+                    format!("{}: {e}", o.map_or(String::new(), label)),
+                )
             }
             LidError::BadLmc(lmc) => {
                 let o = owners.iter().find(|o| o.3 == *lmc);
-                (o.map_or(1, |o| o.0), format!("{}: {e}", o.map_or(String::new(), label)))
+                (
+                    o.map_or(1, |o| o.0),
+                    format!("{}: {e}", o.map_or(String::new(), label)),
+                )
             }
             _ => (1, e.to_string()),
         };

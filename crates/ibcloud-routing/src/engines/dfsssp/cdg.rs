@@ -26,11 +26,17 @@ pub(super) struct Layers {
 }
 
 fn engine_error(reason: impl Into<String>) -> RoutingError {
-    RoutingError::Unsupported { engine: "dfsssp", reason: reason.into() }
+    RoutingError::Unsupported {
+        engine: "dfsssp",
+        reason: reason.into(),
+    }
 }
 
 fn no_path(topo: &Topo, v: u32, lid: u16) -> RoutingError {
-    engine_error(format!("switch LID {} has no route to LID {lid}", topo.lid[v as usize]))
+    engine_error(format!(
+        "switch LID {} has no route to LID {lid}",
+        topo.lid[v as usize]
+    ))
 }
 
 /// Assigns every end-port pair a layer and balances the layers over `vls` SLs.
@@ -54,8 +60,19 @@ pub(super) fn remove_deadlocks(
         (needed, ppv, Some(vl))
     };
     let before = paths_per_vl.clone();
-    let split_count = balance(needed, avail, &mut paths_per_vl, vl.as_mut().map(|v| (v.as_mut_slice(), lids.len())))?;
-    Ok(Layers { lids, vl, needed, paths_per_vl: before, split_count })
+    let split_count = balance(
+        needed,
+        avail,
+        &mut paths_per_vl,
+        vl.as_mut().map(|v| (v.as_mut_slice(), lids.len())),
+    )?;
+    Ok(Layers {
+        lids,
+        vl,
+        needed,
+        paths_per_vl: before,
+        split_count,
+    })
 }
 
 /// OpenSM's balancing: spare SLs go one by one to the layer with the most
@@ -68,7 +85,11 @@ fn balance(
     table: Option<(&mut [u8], usize)>,
 ) -> Result<Vec<u8>, RoutingError> {
     if needed > avail {
-        return Err(RoutingError::NotEnoughLayers { engine: "dfsssp", needed, available: avail });
+        return Err(RoutingError::NotEnoughLayers {
+            engine: "dfsssp",
+            needed,
+            available: avail,
+        });
     }
     let mut split = vec![0u8; avail];
     for s in split.iter_mut().take(needed) {
@@ -122,7 +143,11 @@ fn change_vl(vl: &mut [u8], n: usize, from: u8, to: u8, count: u64) {
 /// True if the dependency graph of all paths on one layer has no cycle.
 /// Per destination LID the paths form a tree, so each switch is walked once
 /// per destination; dependencies are kept as (switch, in port, out port) bits.
-fn layer0_is_acyclic(topo: &Topo, order: &[EndPort], lft: &LidMatrix) -> Result<bool, RoutingError> {
+fn layer0_is_acyclic(
+    topo: &Topo,
+    order: &[EndPort],
+    lft: &LidMatrix,
+) -> Result<bool, RoutingError> {
     let n = topo.len();
     if n == 0 {
         return Ok(true);
@@ -160,11 +185,15 @@ fn layer0_is_acyclic(topo: &Topo, order: &[EndPort], lft: &LidMatrix) -> Result<
                         return Err(no_path(topo, s, dlid));
                     }
                     let slot = topo.base[s as usize] as usize + out as usize;
-                    if out == 0 || slot >= topo.base[s as usize + 1] as usize || topo.peer[slot] == NONE {
+                    if out == 0
+                        || slot >= topo.base[s as usize + 1] as usize
+                        || topo.peer[slot] == NONE
+                    {
                         break;
                     }
                     if let Some(i) = in_port {
-                        used[mbase[s as usize] + i as usize * width[s as usize] + out as usize] = true;
+                        used[mbase[s as usize] + i as usize * width[s as usize] + out as usize] =
+                            true;
                     }
                     if seen[s as usize] == epoch {
                         break;
@@ -191,7 +220,8 @@ fn layer0_is_acyclic(topo: &Topo, order: &[EndPort], lft: &LidMatrix) -> Result<
             for o in 0..w {
                 if used[mbase[v] + i * w + o] {
                     let slot_in = topo.base[v] as usize + i;
-                    let from = topo.base[topo.peer[slot_in] as usize] as usize + topo.peer_port[slot_in] as usize;
+                    let from = topo.base[topo.peer[slot_in] as usize] as usize
+                        + topo.peer_port[slot_in] as usize;
                     let to = topo.base[v] as usize + o;
                     edges.push((from as u32, to as u32));
                     out_deg[from] += 1;
@@ -210,7 +240,9 @@ fn layer0_is_acyclic(topo: &Topo, order: &[EndPort], lft: &LidMatrix) -> Result<
         adj[fill[f as usize] as usize] = t;
         fill[f as usize] += 1;
     }
-    let mut stack: Vec<u32> = (0..slots as u32).filter(|&c| indeg[c as usize] == 0).collect();
+    let mut stack: Vec<u32> = (0..slots as u32)
+        .filter(|&c| indeg[c as usize] == 0)
+        .collect();
     let mut done = 0usize;
     while let Some(c) = stack.pop() {
         done += 1;
@@ -282,7 +314,14 @@ impl Layer {
             return c;
         }
         let c = self.nodes.len() as u32;
-        self.nodes.push(CdgNode { id, links: Vec::new(), status: UNKNOWN, pre: NONE, left: NONE, right: NONE });
+        self.nodes.push(CdgNode {
+            id,
+            links: Vec::new(),
+            status: UNKNOWN,
+            pre: NONE,
+            left: NONE,
+            right: NONE,
+        });
         self.node_of[slot] = c;
         if self.root == NONE {
             self.root = c;
@@ -308,7 +347,11 @@ impl Layer {
     }
 
     fn find_link(&self, from: u32, to: u32) -> Option<u32> {
-        self.nodes[from as usize].links.iter().copied().find(|&l| self.links[l as usize].node == to)
+        self.nodes[from as usize]
+            .links
+            .iter()
+            .copied()
+            .find(|&l| self.links[l as usize].node == to)
     }
 
     /// OpenSM's `update_channel_dep_graph`.
@@ -328,7 +371,12 @@ impl Layer {
                     }
                     None => {
                         let l = self.links.len() as u32;
-                        self.links.push(CdgLink { node: c, num_pairs: 1, removed: 0, pairs: vec![srcdest] });
+                        self.links.push(CdgLink {
+                            node: c,
+                            num_pairs: 1,
+                            removed: 0,
+                            pairs: vec![srcdest],
+                        });
                         self.nodes[last as usize].links.push(l);
                     }
                 }
@@ -441,7 +489,9 @@ impl Layer {
     /// `cycle` back to it, marking them UNKNOWN, and unlinks the edge with the
     /// fewest remaining pairs (the first such on the walk).
     fn weakest_link(&mut self, cycle: u32) -> Result<u32, RoutingError> {
-        let fail = || engine_error("OpenSM's cycle search would fail on this fabric (no cycle edge found)");
+        let fail = || {
+            engine_error("OpenSM's cycle search would fail on this fabric (no cycle edge found)")
+        };
         let gray_link = |layer: &Self, c: u32| {
             layer.nodes[c as usize]
                 .links
@@ -477,7 +527,9 @@ impl Layer {
             }
             steps += 1;
             if steps > self.nodes.len() + 1 {
-                return Err(engine_error("OpenSM's cycle search would not terminate on this fabric"));
+                return Err(engine_error(
+                    "OpenSM's cycle search would not terminate on this fabric",
+                ));
             }
         }
         let w = weakest.ok_or_else(fail)?;
@@ -502,7 +554,13 @@ struct Exact<'a> {
 }
 
 impl<'a> Exact<'a> {
-    fn new(topo: &'a Topo, order: &'a [EndPort], lft: &'a LidMatrix, lids: &[u16], avail: usize) -> Self {
+    fn new(
+        topo: &'a Topo,
+        order: &'a [EndPort],
+        lft: &'a LidMatrix,
+        lids: &[u16],
+        avail: usize,
+    ) -> Self {
         let max = lids.last().copied().unwrap_or(0) as usize;
         let mut index_of = vec![NONE; max + 1];
         for (i, &l) in lids.iter().enumerate() {
@@ -557,7 +615,10 @@ impl<'a> Exact<'a> {
     }
 
     fn vl_at(&self, slid: u16, dlid: u16) -> &u8 {
-        let (s, d) = (self.index_of[slid as usize] as usize, self.index_of[dlid as usize] as usize);
+        let (s, d) = (
+            self.index_of[slid as usize] as usize,
+            self.index_of[dlid as usize] as usize,
+        );
         &self.vl[s * self.n + d]
     }
 
@@ -610,7 +671,10 @@ impl<'a> Exact<'a> {
                     self.layers[test].remove_path(&path)?;
                     self.layers[test + 1].add_path(&path, sd);
                     self.path = path;
-                    let (s, d) = (self.index_of[slid as usize] as usize, self.index_of[dlid as usize] as usize);
+                    let (s, d) = (
+                        self.index_of[slid as usize] as usize,
+                        self.index_of[dlid as usize] as usize,
+                    );
                     self.vl[s * self.n + d] = (test + 1) as u8;
                 }
                 start = cycle;
@@ -636,14 +700,23 @@ mod tests {
     fn balancing_follows_opensm() {
         // One layer on 8 VLs: all 8 SLs go to it.
         let mut ppv = vec![100, 0, 0, 0, 0, 0, 0, 0];
-        assert_eq!(balance(1, 8, &mut ppv, None).unwrap(), vec![8, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            balance(1, 8, &mut ppv, None).unwrap(),
+            vec![8, 0, 0, 0, 0, 0, 0, 0]
+        );
         // Two layers 30/10 on 4 VLs: 3 + 1; layer 1 renumbered to SL 3.
         let n = 3;
         let mut table = vec![0, 1, 1, 0, 0, 1, 0, 0, 0];
         let mut ppv = vec![30, 3, 0, 0];
-        assert_eq!(balance(2, 4, &mut ppv, Some((&mut table, n))).unwrap(), vec![3, 0, 0, 1]);
+        assert_eq!(
+            balance(2, 4, &mut ppv, Some((&mut table, n))).unwrap(),
+            vec![3, 0, 0, 1]
+        );
         assert_eq!(table, vec![0, 3, 3, 0, 0, 3, 0, 0, 0]);
         assert_eq!(ppv, vec![30, 0, 0, 3]);
-        assert!(matches!(balance(3, 2, &mut [1, 1, 1], None), Err(RoutingError::NotEnoughLayers { .. })));
+        assert!(matches!(
+            balance(3, 2, &mut [1, 1, 1], None),
+            Err(RoutingError::NotEnoughLayers { .. })
+        ));
     }
 }

@@ -93,10 +93,15 @@ impl Dfsssp {
     pub fn new(options: &EngineOptions) -> Result<Self, RoutingError> {
         if let Some(v) = options.max_vls {
             if !(1..=15).contains(&v) {
-                return Err(RoutingError::BadOptions(format!("dfsssp: max_vls must be 1..=15, not {v}")));
+                return Err(RoutingError::BadOptions(format!(
+                    "dfsssp: max_vls must be 1..=15, not {v}"
+                )));
             }
         }
-        Ok(Self { max_vls: options.max_vls, compute_nodes: options.compute_nodes.clone() })
+        Ok(Self {
+            max_vls: options.max_vls,
+            compute_nodes: options.compute_nodes.clone(),
+        })
     }
 
     /// Routes and reports the virtual layers.
@@ -193,7 +198,10 @@ impl EndPort {
 
 impl Topo {
     fn new(fabric: &Fabric) -> Result<Self, RoutingError> {
-        fabric.lid_table().map_err(|e| RoutingError::Unsupported { engine: "dfsssp", reason: e.to_string() })?;
+        fabric.lid_table().map_err(|e| RoutingError::Unsupported {
+            engine: "dfsssp",
+            reason: e.to_string(),
+        })?;
         let mut node_of: Vec<NodeId> = fabric.switches().collect();
         // OpenSM's switch table is keyed by the node GUID in network byte order.
         node_of.sort_by_key(|&s| fabric.node(s).guid.0.swap_bytes());
@@ -208,9 +216,14 @@ impl Topo {
             let node = fabric.node(s);
             let port0 = &fabric.ports(s)[0];
             if !port0.lid.is_set() {
-                return Err(RoutingError::MissingLid(format!("switch '{}'", node.description)));
+                return Err(RoutingError::MissingLid(format!(
+                    "switch '{}'",
+                    node.description
+                )));
             }
-            if port0.lmc > 7 || port0.lid.0 as u32 + (1u32 << port0.lmc) - 1 > Lid::UNICAST_MAX.0 as u32 {
+            if port0.lmc > 7
+                || port0.lid.0 as u32 + (1u32 << port0.lmc) - 1 > Lid::UNICAST_MAX.0 as u32
+            {
                 return Err(RoutingError::Unsupported {
                     engine: "dfsssp",
                     reason: format!("switch '{}' has a bad LID range", node.description),
@@ -233,7 +246,13 @@ impl Topo {
             }
         }
         base.push(peer.len() as u32);
-        let topo = Self { node_of, lid, base, peer, peer_port };
+        let topo = Self {
+            node_of,
+            lid,
+            base,
+            peer,
+            peer_port,
+        };
         topo.check_connected()?;
         Ok(topo)
     }
@@ -268,7 +287,11 @@ impl Topo {
         if count < self.len() {
             return Err(RoutingError::Disconnected {
                 engine: "dfsssp",
-                detail: format!("{} of {} switches cannot be reached from the others", self.len() - count, self.len()),
+                detail: format!(
+                    "{} of {} switches cannot be reached from the others",
+                    self.len() - count,
+                    self.len()
+                ),
             });
         }
         Ok(())
@@ -291,14 +314,21 @@ impl Topo {
     }
 
     /// OpenSM's port order list (routers left out: dfsssp skips them).
-    fn port_order(&self, fabric: &Fabric, compute_nodes: Option<&[Guid]>) -> Result<Vec<EndPort>, RoutingError> {
+    fn port_order(
+        &self,
+        fabric: &Fabric,
+        compute_nodes: Option<&[Guid]>,
+    ) -> Result<Vec<EndPort>, RoutingError> {
         let num_hca = self.num_hca(fabric);
         let mut sw_list: Vec<u32> = (0..self.len() as u32).collect();
         sw_list.sort_by(|a, b| num_hca[*b as usize].cmp(&num_hca[*a as usize]));
-        let cn: Option<std::collections::HashSet<Guid>> =
-            compute_nodes.filter(|c| !c.is_empty()).map(|c| c.iter().copied().collect());
+        let cn: Option<std::collections::HashSet<Guid>> = compute_nodes
+            .filter(|c| !c.is_empty())
+            .map(|c| c.iter().copied().collect());
         let mut order = Vec::new();
-        let add_cas = |filter: &dyn Fn(Guid) -> bool, order: &mut Vec<EndPort>| -> Result<(), RoutingError> {
+        let add_cas = |filter: &dyn Fn(Guid) -> bool,
+                       order: &mut Vec<EndPort>|
+         -> Result<(), RoutingError> {
             for &v in &sw_list {
                 let s = self.node_of[v as usize];
                 for (p, r) in fabric.neighbors(s) {
@@ -313,13 +343,21 @@ impl Topo {
                     if !port.lid.is_set() {
                         return Err(RoutingError::MissingLid(fabric.port_label(r)));
                     }
-                    if port.lmc > 7 || port.lid.0 as u32 + (1u32 << port.lmc) - 1 > Lid::UNICAST_MAX.0 as u32 {
+                    if port.lmc > 7
+                        || port.lid.0 as u32 + (1u32 << port.lmc) - 1 > Lid::UNICAST_MAX.0 as u32
+                    {
                         return Err(RoutingError::Unsupported {
                             engine: "dfsssp",
                             reason: format!("{} has a bad LID range", fabric.port_label(r)),
                         });
                     }
-                    order.push(EndPort { lid: port.lid.0, lmc: port.lmc, is_switch: false, vertex: v, sw_port: p });
+                    order.push(EndPort {
+                        lid: port.lid.0,
+                        lmc: port.lmc,
+                        is_switch: false,
+                        vertex: v,
+                        sw_port: p,
+                    });
                 }
             }
             Ok(())
@@ -333,7 +371,13 @@ impl Topo {
         }
         for &v in &sw_list {
             let port0 = &fabric.ports(self.node_of[v as usize])[0];
-            order.push(EndPort { lid: port0.lid.0, lmc: port0.lmc, is_switch: true, vertex: v, sw_port: 0 });
+            order.push(EndPort {
+                lid: port0.lid.0,
+                lmc: port0.lmc,
+                is_switch: true,
+                vertex: v,
+                sw_port: 0,
+            });
         }
         Ok(order)
     }
@@ -346,9 +390,11 @@ fn total_lids(fabric: &Fabric) -> u64 {
         .iter_nodes()
         .map(|(id, n)| match n.kind {
             NodeKind::Switch => 1u64 << fabric.ports(id)[0].lmc.min(16),
-            NodeKind::Ca => {
-                fabric.ports(id)[1..].iter().filter(|p| p.remote.is_some()).map(|p| 1u64 << p.lmc.min(16)).sum()
-            }
+            NodeKind::Ca => fabric.ports(id)[1..]
+                .iter()
+                .filter(|p| p.remote.is_some())
+                .map(|p| 1u64 << p.lmc.min(16))
+                .sum(),
             NodeKind::Router => 0,
         })
         .sum()

@@ -36,7 +36,11 @@ fn pack(key: u32, item: u32) -> u64 {
 
 impl Heap {
     fn new(capacity: usize) -> Self {
-        Self { entry: vec![0; capacity], pos: vec![0; capacity], size: 0 }
+        Self {
+            entry: vec![0; capacity],
+            pos: vec![0; capacity],
+            size: 0,
+        }
     }
 
     #[inline(always)]
@@ -171,8 +175,12 @@ impl Graph {
     fn new(topo: &Topo, num_hca: &[u64], total: u64) -> Self {
         let n = topo.len();
         let w0 = saturate(total.saturating_mul(total));
-        let (mut start, mut adj, mut from, mut to_port) =
-            (Vec::with_capacity(n + 2), Vec::new(), Vec::new(), Vec::new());
+        let (mut start, mut adj, mut from, mut to_port) = (
+            Vec::with_capacity(n + 2),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
         for v in 0..n as u32 {
             start.push(from.len() as u32);
             for slot in topo.slots(v) {
@@ -189,7 +197,14 @@ impl Graph {
         adj.push((0, 1));
         to_port.push(0);
         start.push(from.len() as u32);
-        Self { n, start, adj, from, to_port, num_hca: num_hca.iter().map(|&h| saturate(h)).collect() }
+        Self {
+            n,
+            start,
+            adj,
+            from,
+            to_port,
+            num_hca: num_hca.iter().map(|&h| saturate(h)).collect(),
+        }
     }
 }
 
@@ -301,7 +316,12 @@ impl Run {
 
 /// Routes every LID of every end port in `order`; returns the forwarding
 /// decision of every switch for every routed LID.
-pub(super) fn route(topo: &Topo, order: &[EndPort], num_hca: Vec<u64>, total: u64) -> Result<LidMatrix, RoutingError> {
+pub(super) fn route(
+    topo: &Topo,
+    order: &[EndPort],
+    num_hca: Vec<u64>,
+    total: u64,
+) -> Result<LidMatrix, RoutingError> {
     let n = topo.len();
     let mut g = Graph::new(topo, &num_hca, total);
     let mut lids: Vec<u16> = Vec::new();
@@ -322,8 +342,14 @@ pub(super) fn route(topo: &Topo, order: &[EndPort], num_hca: Vec<u64>, total: u6
     }
     let mut run = Run::new(n);
     for e in order {
-        let source =
-            if e.is_switch { Source::Switch(e.vertex) } else { Source::Ca { to: e.vertex, to_port: e.sw_port } };
+        let source = if e.is_switch {
+            Source::Switch(e.vertex)
+        } else {
+            Source::Ca {
+                to: e.vertex,
+                to_port: e.sw_port,
+            }
+        };
         for lid in e.lids() {
             run.dijkstra(&mut g, source);
             let row = &mut ports[row_of[lid as usize] as usize * n..][..n];
@@ -336,7 +362,12 @@ pub(super) fn route(topo: &Topo, order: &[EndPort], num_hca: Vec<u64>, total: u6
             run.update_weights(&mut g);
         }
     }
-    Ok(LidMatrix { lids, row_of, width: n, ports })
+    Ok(LidMatrix {
+        lids,
+        row_of,
+        width: n,
+        ports,
+    })
 }
 
 #[cfg(test)]

@@ -20,7 +20,11 @@ pub(crate) fn differences(
     for (sw, lid, x, y) in ours.differences(theirs) {
         count += 1;
         if shown.len() < max {
-            shown.push(format!("{} lid {}: ours {x} theirs {y}", fabric.node(sw).description, lid.0));
+            shown.push(format!(
+                "{} lid {}: ours {x} theirs {y}",
+                fabric.node(sw).description,
+                lid.0
+            ));
         }
     }
     (count, shown)
@@ -31,12 +35,23 @@ pub(crate) fn differences(
 pub(crate) fn compare_fabric(name: &str, fabric: &Fabric, dir: &Path) -> (usize, DfssspRouting) {
     let g2l = std::fs::read_to_string(dir.join("guid2lid")).unwrap();
     let map = guid2lid::parse(&g2l, "guid2lid").unwrap();
-    for (pr, port) in fabric.lid_ports().filter(|(pr, p)| p.remote.is_some() || fabric.node(pr.node).is_switch()) {
+    for (pr, port) in fabric
+        .lid_ports()
+        .filter(|(pr, p)| p.remote.is_some() || fabric.node(pr.node).is_switch())
+    {
         let guid = port.guid;
-        assert_eq!(map.get(&guid).map(|r| r.0), Some(port.lid), "LID of {}", fabric.port_label(pr));
+        assert_eq!(
+            map.get(&guid).map(|r| r.0),
+            Some(port.lid),
+            "LID of {}",
+            fabric.port_label(pr)
+        );
     }
     let text = std::fs::read_to_string(dir.join("opensm-lfts.dump")).unwrap();
-    let theirs = lfts_dump::parse(&text, "opensm-lfts.dump").unwrap().to_tables(fabric).unwrap();
+    let theirs = lfts_dump::parse(&text, "opensm-lfts.dump")
+        .unwrap()
+        .to_tables(fabric)
+        .unwrap();
     let ours = Dfsssp::default().route_detailed(fabric).unwrap();
     let (count, shown) = differences(fabric, &ours.routing.tables, &theirs, 10);
     for s in &shown {
@@ -116,7 +131,15 @@ fn tori_match_opensm() {
             .flat_map(|&s| mine.lids().iter().map(move |&d| (s, d)))
             .filter(|&(s, d)| mine.get(s, d) != theirs.get(s, d))
             .take(5)
-            .map(|(s, d)| format!("{} -> {}: ours {} theirs {}", s.0, d.0, mine.get(s, d), theirs.get(s, d)))
+            .map(|(s, d)| {
+                format!(
+                    "{} -> {}: ours {} theirs {}",
+                    s.0,
+                    d.0,
+                    mine.get(s, d),
+                    theirs.get(s, d)
+                )
+            })
             .collect();
         assert!(bad.is_empty(), "{name}: {bad:?}");
         assert!(!has_credit_loop(&f, &ours.routing), "{name}");
@@ -127,7 +150,9 @@ fn tori_match_opensm() {
 #[test]
 #[ignore]
 fn big_presets_match_opensm() {
-    let Ok(root) = std::env::var("DFSSSP_REF") else { return };
+    let Ok(root) = std::env::var("DFSSSP_REF") else {
+        return;
+    };
     let names = std::env::var("DFSSSP_PRESETS").unwrap_or_else(|_| "ft324,ft648".into());
     let mut bad = Vec::new();
     for name in names.split(',') {
@@ -146,8 +171,12 @@ pub(crate) fn torus(w: usize, h: usize, cas_per_switch: usize) -> Fabric {
     let n = w * h;
     let mut sws = Vec::new();
     for i in 0..n {
-        let spec =
-            NodeSpec::new(NodeKind::Switch, Guid(0x1000 + i as u64), 4 + cas_per_switch as u32, format!("sw{i}"));
+        let spec = NodeSpec::new(
+            NodeKind::Switch,
+            Guid(0x1000 + i as u64),
+            4 + cas_per_switch as u32,
+            format!("sw{i}"),
+        );
         sws.push(b.add_node(spec).unwrap());
     }
     let mut cas = Vec::new();
@@ -157,7 +186,12 @@ pub(crate) fn torus(w: usize, h: usize, cas_per_switch: usize) -> Fabric {
             let mut spec = NodeSpec::new(NodeKind::Ca, Guid(g), 1, format!("ca{i}-{k}"));
             spec.system_image_guid = Guid(g);
             let ca = b.add_node(spec).unwrap();
-            b.connect(PortRef::new(sw, 5 + k as u8), PortRef::new(ca, 1), LinkRate::default()).unwrap();
+            b.connect(
+                PortRef::new(sw, 5 + k as u8),
+                PortRef::new(ca, 1),
+                LinkRate::default(),
+            )
+            .unwrap();
             cas.push(ca);
         }
     }
@@ -166,10 +200,20 @@ pub(crate) fn torus(w: usize, h: usize, cas_per_switch: usize) -> Fabric {
         for x in 0..w {
             // port 1 east, 2 west, 3 north, 4 south
             if w > 2 || x + 1 < w {
-                b.connect(PortRef::new(at(x, y), 1), PortRef::new(at(x + 1, y), 2), LinkRate::default()).unwrap();
+                b.connect(
+                    PortRef::new(at(x, y), 1),
+                    PortRef::new(at(x + 1, y), 2),
+                    LinkRate::default(),
+                )
+                .unwrap();
             }
             if h > 2 || (h == 2 && y == 0) {
-                b.connect(PortRef::new(at(x, y), 3), PortRef::new(at(x, y + 1), 4), LinkRate::default()).unwrap();
+                b.connect(
+                    PortRef::new(at(x, y), 3),
+                    PortRef::new(at(x, y + 1), 4),
+                    LinkRate::default(),
+                )
+                .unwrap();
             }
         }
     }
@@ -192,7 +236,10 @@ pub(crate) fn torus(w: usize, h: usize, cas_per_switch: usize) -> Fabric {
 pub(crate) fn has_credit_loop(fabric: &Fabric, routing: &Routing) -> bool {
     let all: Vec<Lid> = fabric
         .lid_ports()
-        .filter(|(pr, p)| fabric.node(pr.node).is_switch() || p.remote.is_some_and(|r| fabric.node(r.node).is_switch()))
+        .filter(|(pr, p)| {
+            fabric.node(pr.node).is_switch()
+                || p.remote.is_some_and(|r| fabric.node(r.node).is_switch())
+        })
         .map(|(_, p)| p.lid)
         .collect();
     let zero = PathSls::new(&all);
@@ -216,7 +263,9 @@ pub(crate) fn has_credit_loop(fabric: &Fabric, routing: &Routing) -> bool {
             let mut last: Option<(NodeId, u8)> = None;
             for _ in 0..1000 {
                 let p = routing.tables.get(at, d).expect("routed");
-                let Some(r) = fabric.remote(PortRef::new(at, p)).filter(|_| p != 0) else { break };
+                let Some(r) = fabric.remote(PortRef::new(at, p)).filter(|_| p != 0) else {
+                    break;
+                };
                 if !fabric.node(r.node).is_switch() {
                     break;
                 }
@@ -232,7 +281,11 @@ pub(crate) fn has_credit_loop(fabric: &Fabric, routing: &Routing) -> bool {
     let mut vls: Vec<u8> = edges.iter().map(|e| e.0).collect();
     vls.dedup();
     for vl in vls {
-        let es: Vec<_> = edges.iter().filter(|e| e.0 == vl).map(|e| (e.1, e.2)).collect();
+        let es: Vec<_> = edges
+            .iter()
+            .filter(|e| e.0 == vl)
+            .map(|e| (e.1, e.2))
+            .collect();
         let mut nodes: Vec<(NodeId, u8)> = es.iter().flat_map(|&(a, b)| [a, b]).collect();
         nodes.sort();
         nodes.dedup();
@@ -290,15 +343,36 @@ fn rings_and_tori_need_layers_and_get_no_credit_loop() {
 #[test]
 fn too_few_vls_is_an_error() {
     let f = torus(6, 1, 1);
-    let opts = EngineOptions { max_vls: Some(1), ..Default::default() };
+    let opts = EngineOptions {
+        max_vls: Some(1),
+        ..Default::default()
+    };
     let err = Dfsssp::new(&opts).unwrap().route(&f).unwrap_err();
-    assert!(matches!(err, RoutingError::NotEnoughLayers { needed: 2, available: 1, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            RoutingError::NotEnoughLayers {
+                needed: 2,
+                available: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
 fn options_and_registry() {
-    assert!(Dfsssp::new(&EngineOptions { max_vls: Some(0), ..Default::default() }).is_err());
-    assert!(Dfsssp::new(&EngineOptions { max_vls: Some(16), ..Default::default() }).is_err());
+    assert!(Dfsssp::new(&EngineOptions {
+        max_vls: Some(0),
+        ..Default::default()
+    })
+    .is_err());
+    assert!(Dfsssp::new(&EngineOptions {
+        max_vls: Some(16),
+        ..Default::default()
+    })
+    .is_err());
     let e = crate::registry::engine("dfsssp", &EngineOptions::default()).unwrap();
     assert_eq!(e.name(), "dfsssp");
 }
@@ -309,10 +383,16 @@ fn disconnected_switches_are_an_error() {
     let links: Vec<_> = f
         .links()
         .filter(|l| f.node(l.a.node).is_switch() && f.node(l.b.node).is_switch())
-        .filter(|l| f.node(l.a.node).description == "sw-L1-0001" || f.node(l.b.node).description == "sw-L1-0001")
+        .filter(|l| {
+            f.node(l.a.node).description == "sw-L1-0001"
+                || f.node(l.b.node).description == "sw-L1-0001"
+        })
         .collect();
     let cut = f.without(&[], &links);
-    assert!(matches!(Dfsssp::default().route(&cut), Err(RoutingError::Disconnected { .. })));
+    assert!(matches!(
+        Dfsssp::default().route(&cut),
+        Err(RoutingError::Disconnected { .. })
+    ));
 }
 
 #[test]
@@ -330,10 +410,14 @@ const TORI: [(usize, usize, usize); 4] = [(5, 1, 1), (4, 4, 1), (5, 3, 2), (6, 6
 #[test]
 #[ignore]
 fn write_torus_nets() {
-    let Ok(dir) = std::env::var("DFSSSP_WRITE_NETS") else { return };
+    let Ok(dir) = std::env::var("DFSSSP_WRITE_NETS") else {
+        return;
+    };
     for (w, h, c) in TORI {
         let f = torus(w, h, c);
-        let net = ibcloud_fabric::formats::render_fabric(&f, ibcloud_fabric::formats::Format::IbsimNet).unwrap();
+        let net =
+            ibcloud_fabric::formats::render_fabric(&f, ibcloud_fabric::formats::Format::IbsimNet)
+                .unwrap();
         std::fs::write(Path::new(&dir).join(format!("torus-{w}x{h}-{c}.net")), net).unwrap();
     }
 }
@@ -341,9 +425,17 @@ fn write_torus_nets() {
 /// `fabric` with the LIDs OpenSM handed out at LMC `lmc` (its guid2lid in `dir`).
 fn with_opensm_lids(mut fabric: Fabric, dir: &Path, lmc: u8) -> Fabric {
     use ibcloud_fabric::lids::{assign_lids, LidOptions, LidPolicy};
-    let map = guid2lid::parse(&std::fs::read_to_string(dir.join("guid2lid")).unwrap(), "guid2lid").unwrap();
+    let map = guid2lid::parse(
+        &std::fs::read_to_string(dir.join("guid2lid")).unwrap(),
+        "guid2lid",
+    )
+    .unwrap();
     fabric.clear_lids();
-    let opts = LidOptions { policy: LidPolicy::Guid2Lid { map, sm_port: None }, lmc, lmc_esp0: false };
+    let opts = LidOptions {
+        policy: LidPolicy::Guid2Lid { map, sm_port: None },
+        lmc,
+        lmc_esp0: false,
+    };
     assign_lids(&mut fabric, &opts).unwrap();
     fabric
 }
@@ -362,7 +454,11 @@ fn lmc_matches_opensm() {
     let (diff, ours) = compare_fabric("torus-4x4-1-lmc1", &f, &dir);
     assert_eq!(diff, 0);
     check_layers("torus-4x4-1-lmc1", &ours, &dir);
-    let theirs = crate::sl_dump::parse(&std::fs::read_to_string(dir.join("path-sls.dump")).unwrap(), "p").unwrap();
+    let theirs = crate::sl_dump::parse(
+        &std::fs::read_to_string(dir.join("path-sls.dump")).unwrap(),
+        "p",
+    )
+    .unwrap();
     let mine = ours.routing.path_sls.as_ref().unwrap();
     assert_eq!(mine, &theirs);
     assert!(!has_credit_loop(&f, &ours.routing));
@@ -371,17 +467,30 @@ fn lmc_matches_opensm() {
 /// Compute nodes (OpenSM's cn_guid_file) are routed first.
 #[test]
 fn compute_nodes_match_opensm() {
-    for (name, fabric) in
-        [("4-ary-2-full-cn", preset("4-ary-2-full").unwrap().build().unwrap()), ("torus-4x4-1-cn", torus(4, 4, 1))]
-    {
+    for (name, fabric) in [
+        (
+            "4-ary-2-full-cn",
+            preset("4-ary-2-full").unwrap().build().unwrap(),
+        ),
+        ("torus-4x4-1-cn", torus(4, 4, 1)),
+    ] {
         let dir = fixtures().join(name);
         let text = std::fs::read_to_string(dir.join("cn_guid_file")).unwrap();
-        let cn: Vec<Guid> =
-            text.lines().map(|l| Guid(u64::from_str_radix(l.trim_start_matches("0x"), 16).unwrap())).collect();
-        let engine = Dfsssp::new(&EngineOptions { compute_nodes: Some(cn), ..Default::default() }).unwrap();
+        let cn: Vec<Guid> = text
+            .lines()
+            .map(|l| Guid(u64::from_str_radix(l.trim_start_matches("0x"), 16).unwrap()))
+            .collect();
+        let engine = Dfsssp::new(&EngineOptions {
+            compute_nodes: Some(cn),
+            ..Default::default()
+        })
+        .unwrap();
         let ours = engine.route_detailed(&fabric).unwrap();
         let text = std::fs::read_to_string(dir.join("opensm-lfts.dump")).unwrap();
-        let theirs = lfts_dump::parse(&text, "opensm-lfts.dump").unwrap().to_tables(&fabric).unwrap();
+        let theirs = lfts_dump::parse(&text, "opensm-lfts.dump")
+            .unwrap()
+            .to_tables(&fabric)
+            .unwrap();
         let (diff, shown) = differences(&fabric, &ours.routing.tables, &theirs, 5);
         assert_eq!(diff, 0, "{name}: {shown:?}");
         check_layers(name, &ours, &dir);
@@ -407,7 +516,13 @@ pub(crate) fn random_fabric(seed: u64, switches: usize, extra: usize, cas: usize
     let sws: Vec<NodeId> = (0..switches)
         .map(|i| {
             let g = 0x0002_c902_0000_0000 + ((i as u64 * 7919) % 65521) * 0x1_0000 + i as u64;
-            b.add_node(NodeSpec::new(NodeKind::Switch, Guid(g), ports as u32, format!("rsw{i}"))).unwrap()
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(g),
+                ports as u32,
+                format!("rsw{i}"),
+            ))
+            .unwrap()
         })
         .collect();
     let mut free: Vec<Vec<u8>> = (0..switches).map(|_| (1..=ports).rev().collect()).collect();
@@ -416,7 +531,12 @@ pub(crate) fn random_fabric(seed: u64, switches: usize, extra: usize, cas: usize
             return;
         }
         let (pa, pc) = (free[a].pop().unwrap(), free[c].pop().unwrap());
-        b.connect(PortRef::new(sws[a], pa), PortRef::new(sws[c], pc), LinkRate::default()).unwrap();
+        b.connect(
+            PortRef::new(sws[a], pa),
+            PortRef::new(sws[c], pc),
+            LinkRate::default(),
+        )
+        .unwrap();
     };
     for i in 0..switches {
         link(&mut b, &mut free, i, (i + 1) % switches);
@@ -429,9 +549,21 @@ pub(crate) fn random_fabric(seed: u64, switches: usize, extra: usize, cas: usize
     for i in 0..switches {
         for k in 0..cas {
             let g = 0x0002_c903_0000_0000 + ((i * cas + k) as u64 + 1) * 0x100;
-            let ca = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(g), 1, format!("rca{i}-{k}"))).unwrap();
+            let ca = b
+                .add_node(NodeSpec::new(
+                    NodeKind::Ca,
+                    Guid(g),
+                    1,
+                    format!("rca{i}-{k}"),
+                ))
+                .unwrap();
             let p = free[i].pop().unwrap();
-            b.connect(PortRef::new(sws[i], p), PortRef::new(ca, 1), LinkRate::default()).unwrap();
+            b.connect(
+                PortRef::new(sws[i], p),
+                PortRef::new(ca, 1),
+                LinkRate::default(),
+            )
+            .unwrap();
             hosts.push(ca);
         }
     }
@@ -447,11 +579,26 @@ pub(crate) fn random_fabric(seed: u64, switches: usize, extra: usize, cas: usize
 fn irregular() -> Vec<(String, Fabric)> {
     use ibcloud_fabric::generate::{inject_faults, FaultSpec};
     let mut v = Vec::new();
-    for (seed, sw, extra, cas) in [(1u64, 12usize, 10usize, 2usize), (2, 20, 25, 1), (3, 30, 40, 2)] {
-        v.push((format!("random-{seed}-{sw}-{extra}-{cas}"), random_fabric(seed, sw, extra, cas)));
+    for (seed, sw, extra, cas) in [
+        (1u64, 12usize, 10usize, 2usize),
+        (2, 20, 25, 1),
+        (3, 30, 40, 2),
+    ] {
+        v.push((
+            format!("random-{seed}-{sw}-{extra}-{cas}"),
+            random_fabric(seed, sw, extra, cas),
+        ));
     }
     let ft = preset("ft324").unwrap().build().unwrap();
-    let (faulty, _) = inject_faults(&ft, FaultSpec { links: 20, switches: 1, seed: 7 }).unwrap();
+    let (faulty, _) = inject_faults(
+        &ft,
+        FaultSpec {
+            links: 20,
+            switches: 1,
+            seed: 7,
+        },
+    )
+    .unwrap();
     v.push(("ft324-faults-20-1-7".into(), faulty));
     v
 }
@@ -460,9 +607,13 @@ fn irregular() -> Vec<(String, Fabric)> {
 #[test]
 #[ignore]
 fn write_irregular_nets() {
-    let Ok(dir) = std::env::var("DFSSSP_WRITE_NETS") else { return };
+    let Ok(dir) = std::env::var("DFSSSP_WRITE_NETS") else {
+        return;
+    };
     for (name, f) in irregular() {
-        let net = ibcloud_fabric::formats::render_fabric(&f, ibcloud_fabric::formats::Format::IbsimNet).unwrap();
+        let net =
+            ibcloud_fabric::formats::render_fabric(&f, ibcloud_fabric::formats::Format::IbsimNet)
+                .unwrap();
         std::fs::write(Path::new(&dir).join(format!("{name}.net")), net).unwrap();
     }
 }
@@ -472,7 +623,9 @@ fn write_irregular_nets() {
 /// may point at fresh OpenSM runs (<name>/ with opensm.log) instead.
 #[test]
 fn irregular_match_opensm() {
-    let root = std::env::var("DFSSSP_IRREGULAR").map(PathBuf::from).unwrap_or_else(|_| fixtures());
+    let root = std::env::var("DFSSSP_IRREGULAR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| fixtures());
     for (name, f) in irregular() {
         let dir = root.join(&name);
         let (diff, ours) = compare_fabric(&name, &f, &dir);
@@ -492,8 +645,16 @@ fn irregular_match_opensm() {
                 Err(_) => PathSls::new(mine.lids()),
             },
         };
-        let differ = theirs.lids().iter().flat_map(|&s| theirs.lids().iter().map(move |&d| (s, d)));
-        assert!(differ.clone().all(|(s, d)| mine.get(s, d) == theirs.get(s, d)), "{name}");
+        let differ = theirs
+            .lids()
+            .iter()
+            .flat_map(|&s| theirs.lids().iter().map(move |&d| (s, d)));
+        assert!(
+            differ
+                .clone()
+                .all(|(s, d)| mine.get(s, d) == theirs.get(s, d)),
+            "{name}"
+        );
         if ours.routing.path_sls.is_some() {
             assert_eq!(mine.lids(), theirs.lids(), "{name}");
         }
@@ -507,22 +668,42 @@ fn irregular_match_opensm() {
 fn never_panics_on_odd_fabrics() {
     let mut fabrics = Vec::new();
     for seed in 0..30u64 {
-        let f = random_fabric(seed + 10, 2 + (seed % 9) as usize, (seed % 13) as usize, (seed % 3) as usize);
+        let f = random_fabric(
+            seed + 10,
+            2 + (seed % 9) as usize,
+            (seed % 13) as usize,
+            (seed % 3) as usize,
+        );
         let links: Vec<_> = f.links().step_by(3 + (seed % 4) as usize).collect();
         fabrics.push(f.without(&[], &links));
         fabrics.push(f);
     }
     // Two CAs cabled to each other, next to a switch with one CA; a lone switch.
     let mut b = FabricBuilder::new();
-    let s = b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x10), 4, "s")).unwrap();
-    let a = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x100), 2, "a")).unwrap();
-    let c = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x200), 1, "c")).unwrap();
-    b.connect(PortRef::new(s, 1), PortRef::new(a, 1), LinkRate::default()).unwrap();
-    b.connect(PortRef::new(a, 2), PortRef::new(c, 1), LinkRate::default()).unwrap();
-    b.connect(PortRef::new(s, 2), PortRef::new(s, 3), LinkRate::default()).ok();
+    let s = b
+        .add_node(NodeSpec::new(NodeKind::Switch, Guid(0x10), 4, "s"))
+        .unwrap();
+    let a = b
+        .add_node(NodeSpec::new(NodeKind::Ca, Guid(0x100), 2, "a"))
+        .unwrap();
+    let c = b
+        .add_node(NodeSpec::new(NodeKind::Ca, Guid(0x200), 1, "c"))
+        .unwrap();
+    b.connect(PortRef::new(s, 1), PortRef::new(a, 1), LinkRate::default())
+        .unwrap();
+    b.connect(PortRef::new(a, 2), PortRef::new(c, 1), LinkRate::default())
+        .unwrap();
+    b.connect(PortRef::new(s, 2), PortRef::new(s, 3), LinkRate::default())
+        .ok();
     let mut f = b.build();
-    for (i, p) in
-        [PortRef::new(s, 0), PortRef::new(a, 1), PortRef::new(a, 2), PortRef::new(c, 1)].into_iter().enumerate()
+    for (i, p) in [
+        PortRef::new(s, 0),
+        PortRef::new(a, 1),
+        PortRef::new(a, 2),
+        PortRef::new(c, 1),
+    ]
+    .into_iter()
+    .enumerate()
     {
         f.set_lid(p, Lid(i as u16 + 1), 0).unwrap();
     }
@@ -535,15 +716,24 @@ fn never_panics_on_odd_fabrics() {
     fabrics.push(clash);
     for f in &fabrics {
         for vls in [1, 2, 8] {
-            let engine = Dfsssp::new(&EngineOptions { max_vls: Some(vls), ..Default::default() }).unwrap();
+            let engine = Dfsssp::new(&EngineOptions {
+                max_vls: Some(vls),
+                ..Default::default()
+            })
+            .unwrap();
             if let Ok(r) = engine.route_detailed(f) {
                 assert!(r.layers.vls_needed <= vls as usize);
                 assert!(!has_credit_loop(f, &r.routing));
                 for sw in f.switches() {
                     for (pr, p) in f.lid_ports() {
-                        let attached =
-                            f.node(pr.node).is_switch() || p.remote.is_some_and(|r| f.node(r.node).is_switch());
-                        assert_eq!(r.routing.tables.get(sw, p.lid).is_some(), attached, "{}", f.port_label(pr));
+                        let attached = f.node(pr.node).is_switch()
+                            || p.remote.is_some_and(|r| f.node(r.node).is_switch());
+                        assert_eq!(
+                            r.routing.tables.get(sw, p.lid).is_some(),
+                            attached,
+                            "{}",
+                            f.port_label(pr)
+                        );
                     }
                 }
             }

@@ -124,7 +124,11 @@ fn tuple_str(t: &[u8; TUPLE_LEN]) -> String {
     if t[0] == FREE {
         return "INDEX.NOT.ASSIGNED".into();
     }
-    t.iter().take_while(|&&b| b != FREE).map(|b| b.to_string()).collect::<Vec<_>>().join(".")
+    t.iter()
+        .take_while(|&&b| b != FREE)
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn tuple_key(t: &[u8; TUPLE_LEN]) -> u64 {
@@ -139,7 +143,9 @@ impl Tree {
         }
         let all_switches = fabric.switches().count();
         if all_switches < 2 {
-            return Err(unsupported(format!("Fabric has {all_switches} switches - topology is not fat-tree")));
+            return Err(unsupported(format!(
+                "Fabric has {all_switches} switches - topology is not fat-tree"
+            )));
         }
         if fabric.num_nodes() - all_switches < 2 {
             return Err(unsupported(format!(
@@ -152,14 +158,19 @@ impl Tree {
 
         let cn_set: Option<HashSet<Guid>> = match &engine.compute_nodes {
             Some(list) if list.is_empty() => {
-                return Err(unsupported("Compute node guids file has no valid guids - failed reading guid files"));
+                return Err(unsupported(
+                    "Compute node guids file has no valid guids - failed reading guid files",
+                ));
             }
             Some(list) => Some(list.iter().copied().collect()),
             None => None,
         };
 
         if tree.ca.len() < 2 {
-            return Err(unsupported(format!("Fabric has {} CAs - topology is not fat-tree", tree.ca.len())));
+            return Err(unsupported(format!(
+                "Fabric has {} CAs - topology is not fat-tree",
+                tree.ca.len()
+            )));
         }
 
         let sw_index = tree.switch_index(fabric);
@@ -167,7 +178,9 @@ impl Tree {
         tree.remove_unranked(fabric);
         let live = tree.sw.iter().filter(|s| !s.removed).count();
         if tree.max_rank == 0 && live > 1 {
-            return Err(unsupported("Found more than one root on fabric with maximum rank 0"));
+            return Err(unsupported(
+                "Found more than one root on fabric with maximum rank 0",
+            ));
         }
 
         tree.populate_ports(fabric, &sw_index, cn_set.as_ref())?;
@@ -179,7 +192,9 @@ impl Tree {
         tree.set_leaf_rank(engine.roots.is_some());
         let tree_rank = tree.leaf_rank as u64 + 1;
         if !(2..=8).contains(&tree_rank) {
-            return Err(unsupported(format!("Fabric rank is {tree_rank} (should be between 2 and 8)")));
+            return Err(unsupported(format!(
+                "Fabric rank is {tree_rank} (should be between 2 and 8)"
+            )));
         }
         tree.mark_leaf_switches()?;
         tree.make_indexing()?;
@@ -203,9 +218,15 @@ impl Tree {
                     }
                     let lid = fabric.node_lid(id);
                     if !lid.is_set() {
-                        return Err(RoutingError::MissingLid(format!("switch '{}'", node.description)));
+                        return Err(RoutingError::MissingLid(format!(
+                            "switch '{}'",
+                            node.description
+                        )));
                     }
-                    let links = fabric.neighbors(id).map(|(p, r)| (p, r.node, r.port)).collect();
+                    let links = fabric
+                        .neighbors(id)
+                        .map(|(p, r)| (p, r.node, r.port))
+                        .collect();
                     sw.push(Switch {
                         node: id,
                         guid: node.guid,
@@ -266,7 +287,12 @@ impl Tree {
 
     /// Ranks switches: from the given roots, or from the CAs and then again
     /// from the switches found farthest from them.
-    fn rank(&mut self, fabric: &Fabric, sw_index: &[u32], roots: Option<&[Guid]>) -> Result<(), RoutingError> {
+    fn rank(
+        &mut self,
+        fabric: &Fabric,
+        sw_index: &[u32],
+        roots: Option<&[Guid]>,
+    ) -> Result<(), RoutingError> {
         if let Some(roots) = roots {
             let mut list = Vec::new();
             for g in roots {
@@ -285,7 +311,9 @@ impl Tree {
         for c in &self.ca {
             let node = fabric.node(c.node);
             for p in node.external_ports() {
-                let Some(r) = fabric.remote(ibcloud_fabric::PortRef::new(c.node, p)) else { continue };
+                let Some(r) = fabric.remote(ibcloud_fabric::PortRef::new(c.node, p)) else {
+                    continue;
+                };
                 match fabric.node(r.node).kind {
                     NodeKind::Ca => {
                         return Err(unsupported(format!(
@@ -422,7 +450,13 @@ impl Tree {
                     // OpenSM: "Duplicated LID for CA GUID" - the port is left out.
                     continue;
                 }
-                ca.ports.push(CaPort { lid: port.lid.0, guid: port.guid, switch: s, switch_port: r.port, is_cn });
+                ca.ports.push(CaPort {
+                    lid: port.lid.0,
+                    guid: port.guid,
+                    switch: s,
+                    switch_port: r.port,
+                    is_cn,
+                });
             }
         }
         let mut pairs: Vec<(u32, GroupPort)> = Vec::new();
@@ -472,7 +506,10 @@ impl Tree {
                     Dir::Same => &self.sw[s].sib,
                     Dir::Down => &self.sw[s].down,
                 };
-                let found = list.iter().copied().find(|&g| self.groups[g as usize].remote_lid == remote_lid);
+                let found = list
+                    .iter()
+                    .copied()
+                    .find(|&g| self.groups[g as usize].remote_lid == remote_lid);
                 let g = match found {
                     Some(g) => g,
                     None => {
@@ -494,7 +531,13 @@ impl Tree {
                         g
                     }
                 };
-                pairs.push((g, GroupPort { port, remote_port: rport }));
+                pairs.push((
+                    g,
+                    GroupPort {
+                        port,
+                        remote_port: rport,
+                    },
+                ));
             }
         }
         // Lay the ports out group by group, keeping port order inside a group.
@@ -609,19 +652,30 @@ impl Tree {
             }
         }
         // Tuple ranks for cheap comparisons: position in tuple order.
-        let mut order: Vec<u32> = (0..self.sw.len() as u32).filter(|&i| self.sw[i as usize].tuple[0] != FREE).collect();
+        let mut order: Vec<u32> = (0..self.sw.len() as u32)
+            .filter(|&i| self.sw[i as usize].tuple[0] != FREE)
+            .collect();
         order.sort_by(|&a, &b| self.sw[a as usize].tuple.cmp(&self.sw[b as usize].tuple));
         for (pos, &i) in order.iter().enumerate() {
             self.sw[i as usize].trank = pos as u32;
         }
         for g in &mut self.groups {
-            g.remote_trank = if g.remote_is_sw { self.sw[g.remote as usize].trank } else { NO_TUPLE };
+            g.remote_trank = if g.remote_is_sw {
+                self.sw[g.remote as usize].trank
+            } else {
+                NO_TUPLE
+            };
         }
         Ok(())
     }
 
     /// The first free tuple next to switch `s`'s, one rank down or up.
-    fn new_tuple(&self, used: &HashSet<u64>, s: usize, down: bool) -> Result<[u8; TUPLE_LEN], RoutingError> {
+    fn new_tuple(
+        &self,
+        used: &HashSet<u64>,
+        s: usize,
+        down: bool,
+    ) -> Result<[u8; TUPLE_LEN], RoutingError> {
         let from = self.sw[s].tuple;
         let mut t = from;
         let var = if down {
@@ -632,7 +686,9 @@ impl Tree {
             from[0] as usize
         };
         if var >= TUPLE_LEN {
-            return Err(unsupported("switch tuple out of range - topology is not a fat-tree"));
+            return Err(unsupported(
+                "switch tuple out of range - topology is not a fat-tree",
+            ));
         }
         for i in 0..FREE {
             t[var] = i;
@@ -680,7 +736,9 @@ impl Tree {
                 self.leaves = all[f..=l].to_vec();
                 Ok(())
             }
-            _ => Err(unsupported("Failed to find leaf switches - topology is not fat-tree")),
+            _ => Err(unsupported(
+                "Failed to find leaf switches - topology is not fat-tree",
+            )),
         }
     }
 
@@ -692,7 +750,10 @@ impl Tree {
                 .iter()
                 .filter(|&&g| {
                     let g = &self.groups[g as usize];
-                    !g.remote_is_sw && self.ca_port(g.remote, g.remote_lid).is_some_and(|p| p.is_cn)
+                    !g.remote_is_sw
+                        && self
+                            .ca_port(g.remote, g.remote_lid)
+                            .is_some_and(|p| p.is_cn)
                 })
                 .count() as u32;
             max = max.max(n);
@@ -708,13 +769,20 @@ impl Tree {
             let mut on_leaf = 0;
             for &g in &self.sw[l as usize].down {
                 let g = &self.groups[g as usize];
-                if g.remote_is_sw || !self.ca_port(g.remote, g.remote_lid).is_some_and(|p| p.is_cn) {
+                if g.remote_is_sw
+                    || !self
+                        .ca_port(g.remote, g.remote_lid)
+                        .is_some_and(|p| p.is_cn)
+                {
                     continue;
                 }
                 out.push(Some(ibcloud_fabric::Lid(g.remote_lid)));
                 on_leaf += 1;
             }
-            out.extend(std::iter::repeat_n(None, self.max_cn_per_leaf.saturating_sub(on_leaf) as usize));
+            out.extend(std::iter::repeat_n(
+                None,
+                self.max_cn_per_leaf.saturating_sub(on_leaf) as usize,
+            ));
         }
         out
     }
@@ -726,7 +794,12 @@ impl Tree {
 
     fn sw_label(&self, s: usize) -> String {
         let sw = &self.sw[s];
-        format!("GUID {}, LID {}, Index {}", sw.guid, sw.lid, tuple_str(&sw.tuple))
+        format!(
+            "GUID {}, LID {}, Index {}",
+            sw.guid,
+            sw.lid,
+            tuple_str(&sw.tuple)
+        )
     }
 
     /// OpenSM's `fabric_validate_topology`: every switch of a rank compared
@@ -740,7 +813,10 @@ impl Tree {
                 continue;
             }
             let Some(slot) = reference.get_mut(sw.rank as usize) else {
-                return fail(format!("switch {} has rank {} below the leaf rank", sw.guid, sw.rank));
+                return fail(format!(
+                    "switch {} has rank {} below the leaf rank",
+                    sw.guid, sw.rank
+                ));
             };
             let Some(r) = *slot else {
                 *slot = Some(s);
@@ -799,7 +875,11 @@ impl Tree {
     /// Marks switches whose down groups all lead to CAs, with nothing beside.
     fn classify(&mut self) {
         for sw in self.sw.iter_mut().filter(|s| !s.removed) {
-            let cas = sw.down.iter().filter(|&&g| !self.groups[g as usize].remote_is_sw).count();
+            let cas = sw
+                .down
+                .iter()
+                .filter(|&&g| !self.groups[g as usize].remote_is_sw)
+                .count();
             sw.only_cas = cas > 0 && cas == sw.down.len() && sw.sib.is_empty();
             sw.sorts_cas = cas > 0 && sw.down.len() > 1;
         }

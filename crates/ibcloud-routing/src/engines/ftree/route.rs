@@ -95,7 +95,11 @@ impl Lists {
                 Entry {
                     key: g.remote_trank as u64,
                     port: g.first_port,
-                    remote: if g.remote_is_sw { g.remote as u16 } else { NO_SW },
+                    remote: if g.remote_is_sw {
+                        g.remote as u16
+                    } else {
+                        NO_SW
+                    },
                     rport: t.ports[g.first_port as usize].remote_port,
                     span: g.num_ports.min(255) as u8,
                 }
@@ -107,7 +111,10 @@ impl Lists {
 
     #[inline]
     fn range(&self, s: u32) -> (usize, usize) {
-        (self.off[s as usize] as usize, self.off[s as usize + 1] as usize)
+        (
+            self.off[s as usize] as usize,
+            self.off[s as usize + 1] as usize,
+        )
     }
 
     /// Position of the group leading to `remote` in switch `s`'s list, trying
@@ -169,7 +176,11 @@ fn classes(t: &Tree, down: &Lists) -> (Vec<u32>, usize) {
     for (s, sw) in t.sw.iter().enumerate() {
         let (a, b) = down.range(s as u32);
         let below = &down.e[a..b];
-        if sw.removed || below.is_empty() || !sw.sib.is_empty() || below.iter().any(|e| e.remote == NO_SW) {
+        if sw.removed
+            || below.is_empty()
+            || !sw.sib.is_empty()
+            || below.iter().any(|e| e.remote == NO_SW)
+        {
             continue;
         }
         let mut key: Vec<u16> = below.iter().map(|e| e.remote).collect();
@@ -321,16 +332,22 @@ impl<'a> Router<'a> {
         let threaded = nodes.len() * lids >= THREAD_MIN_ENTRIES;
         let tables = Mutex::new(tables);
         std::thread::scope(|scope| {
-            let mut sink = Sink { nodes: &nodes, tables: &tables, thread: None };
+            let mut sink = Sink {
+                nodes: &nodes,
+                tables: &tables,
+                thread: None,
+            };
             if threaded {
                 let (tx, rx) = sync_channel::<Chunk>(8);
                 let (nodes, tables) = (&nodes, &tables);
-                let writer = std::thread::Builder::new().name("ftree-lft".into()).spawn_scoped(scope, move || {
-                    let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
-                    for chunk in rx {
-                        chunk.write(nodes, &mut tables);
-                    }
-                });
+                let writer = std::thread::Builder::new()
+                    .name("ftree-lft".into())
+                    .spawn_scoped(scope, move || {
+                        let mut tables = tables.lock().unwrap_or_else(|e| e.into_inner());
+                        for chunk in rx {
+                            chunk.write(nodes, &mut tables);
+                        }
+                    });
                 // Without a thread (it could not start), chunks are written here.
                 sink.thread = writer.ok().map(|_| tx);
             }
@@ -346,7 +363,9 @@ impl<'a> Router<'a> {
             return Err(undefined(sw.guid, sw.rank));
         }
         if self.too_long {
-            return Err(unsupported(format!("a route would exceed {MAX_HOPS} hops; OpenSM's hop counters would wrap")));
+            return Err(unsupported(format!(
+                "a route would exceed {MAX_HOPS} hops; OpenSM's hop counters would wrap"
+            )));
         }
         Ok(())
     }
@@ -380,7 +399,11 @@ impl<'a> Router<'a> {
                 if g.remote_is_sw || self.t.ca[g.remote as usize].cn_num == 0 {
                     continue;
                 }
-                if !self.t.ca_port(g.remote, g.remote_lid).is_some_and(|p| p.is_cn) {
+                if !self
+                    .t
+                    .ca_port(g.remote, g.remote_lid)
+                    .is_some_and(|p| p.is_cn)
+                {
                     continue;
                 }
                 let lid = g.remote_lid;
@@ -558,7 +581,9 @@ impl<'a> Router<'a> {
     fn sort_down(list: &mut Lists, min_counter_down: &[u32], s: u32, mask: u64) {
         let (a, b) = list.range(s);
         let load = |r: u16| min_counter_down[r as usize];
-        let Some(first) = list.e[a..b].first().map(|e| load(e.remote)) else { return };
+        let Some(first) = list.e[a..b].first().map(|e| load(e.remote)) else {
+            return;
+        };
         if list.e[a..b].iter().all(|e| load(e.remote) == first) {
             list.sort(s, mask);
         } else {

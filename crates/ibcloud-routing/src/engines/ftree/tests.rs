@@ -12,7 +12,10 @@ fn tree(name: &str) -> Fabric {
 
 fn reason(r: Result<Routing, RoutingError>) -> String {
     match r {
-        Err(RoutingError::Unsupported { engine: "ftree", reason }) => reason,
+        Err(RoutingError::Unsupported {
+            engine: "ftree",
+            reason,
+        }) => reason,
         other => panic!("expected a refusal, got {:?}", other.map(|_| "tables")),
     }
 }
@@ -22,13 +25,30 @@ fn reason(r: Result<Routing, RoutingError>) -> String {
 fn fabric(switches: u32, cas: u32, links: &[(u32, u8, u32, u8)]) -> Fabric {
     let mut b = FabricBuilder::new();
     for i in 0..switches {
-        b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x100 + i as u64), 8, format!("sw{i}"))).unwrap();
+        b.add_node(NodeSpec::new(
+            NodeKind::Switch,
+            Guid(0x100 + i as u64),
+            8,
+            format!("sw{i}"),
+        ))
+        .unwrap();
     }
     for i in 0..cas {
-        b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x10000 + ((i as u64) << 8)), 2, format!("ca{i}"))).unwrap();
+        b.add_node(NodeSpec::new(
+            NodeKind::Ca,
+            Guid(0x10000 + ((i as u64) << 8)),
+            2,
+            format!("ca{i}"),
+        ))
+        .unwrap();
     }
     for &(a, pa, c, pc) in links {
-        b.connect(PortRef::new(NodeId(a), pa), PortRef::new(NodeId(c), pc), LinkRate::default()).unwrap();
+        b.connect(
+            PortRef::new(NodeId(a), pa),
+            PortRef::new(NodeId(c), pc),
+            LinkRate::default(),
+        )
+        .unwrap();
     }
     let mut f = b.build();
     assign_lids(&mut f, &LidOptions::default()).unwrap();
@@ -44,7 +64,11 @@ fn routes_every_lid_of_a_small_tree_but_root_to_root() {
     assert_eq!(r.tables.unrouted(&f, true), 4 * 3);
     assert!(r.path_sls.is_none());
     for sw in f.switches() {
-        assert_eq!(r.tables.get(sw, f.node_lid(sw)), Some(0), "own LID on port 0");
+        assert_eq!(
+            r.tables.get(sw, f.node_lid(sw)),
+            Some(0),
+            "own LID on port 0"
+        );
     }
 }
 
@@ -59,42 +83,91 @@ fn is_registered_and_deterministic() {
 #[test]
 fn refuses_lmc() {
     let mut f = tree("4-ary-2-full");
-    assign_lids(&mut f, &LidOptions { lmc: 1, ..LidOptions::default() }).unwrap();
-    assert_eq!(reason(FtreeEngine::new().route(&f)), "LMC > 0 is not supported by fat-tree routing");
+    assign_lids(
+        &mut f,
+        &LidOptions {
+            lmc: 1,
+            ..LidOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        reason(FtreeEngine::new().route(&f)),
+        "LMC > 0 is not supported by fat-tree routing"
+    );
 }
 
 #[test]
 fn refuses_tiny_fabrics() {
     let one = fabric(1, 2, &[(1, 1, 0, 1), (2, 1, 0, 2)]);
-    assert_eq!(reason(FtreeEngine::new().route(&one)), "Fabric has 1 switches - topology is not fat-tree");
+    assert_eq!(
+        reason(FtreeEngine::new().route(&one)),
+        "Fabric has 1 switches - topology is not fat-tree"
+    );
     let one_ca = fabric(2, 1, &[(0, 1, 1, 1), (2, 1, 0, 2)]);
-    assert!(reason(FtreeEngine::new().route(&one_ca)).starts_with("Fabric has 3 nodes (2 switches)"));
+    assert!(
+        reason(FtreeEngine::new().route(&one_ca)).starts_with("Fabric has 3 nodes (2 switches)")
+    );
     // Two leaves cabled to each other: both rank 0.
     let flat = fabric(2, 2, &[(0, 1, 1, 1), (2, 1, 0, 2), (3, 1, 1, 2)]);
-    assert_eq!(reason(FtreeEngine::new().route(&flat)), "Found more than one root on fabric with maximum rank 0");
+    assert_eq!(
+        reason(FtreeEngine::new().route(&flat)),
+        "Found more than one root on fabric with maximum rank 0"
+    );
 }
 
 #[test]
 fn refuses_cas_cabled_to_each_other() {
-    let f = fabric(2, 4, &[(0, 1, 1, 1), (2, 1, 0, 2), (3, 1, 1, 2), (4, 1, 5, 1)]);
+    let f = fabric(
+        2,
+        4,
+        &[(0, 1, 1, 1), (2, 1, 0, 2), (3, 1, 1, 2), (4, 1, 5, 1)],
+    );
     assert!(reason(FtreeEngine::new().route(&f)).starts_with("CA connected directly to another CA"));
 }
 
 #[test]
 fn refuses_a_tree_with_a_missing_link_as_opensm_does() {
     // OpenSM 3.3.23 on the same fabric: ERR AB0A naming these two switches.
-    let (f, _) = inject_faults(&tree("ft324"), FaultSpec { links: 3, switches: 0, seed: 1 }).unwrap();
+    let (f, _) = inject_faults(
+        &tree("ft324"),
+        FaultSpec {
+            links: 3,
+            switches: 0,
+            seed: 1,
+        },
+    )
+    .unwrap();
     let why = reason(FtreeEngine::new().route(&f));
-    assert!(why.starts_with("Different number of downward port groups on switches"), "{why}");
-    assert!(why.contains("GUID 0x0002c90202000001, LID 343, Index 0.0 - 18 port groups"), "{why}");
-    assert!(why.contains("GUID 0x0002c90202000005, LID 347, Index 0.4 - 17 port groups"), "{why}");
+    assert!(
+        why.starts_with("Different number of downward port groups on switches"),
+        "{why}"
+    );
+    assert!(
+        why.contains("GUID 0x0002c90202000001, LID 343, Index 0.0 - 18 port groups"),
+        "{why}"
+    );
+    assert!(
+        why.contains("GUID 0x0002c90202000005, LID 347, Index 0.4 - 17 port groups"),
+        "{why}"
+    );
 }
 
 /// ft324 without one switch of the given XGFT level (1 leaf, 2 root).
 fn ft324_without(level: u64) -> Fabric {
     let full = tree("ft324");
     (0..)
-        .map(|seed| inject_faults(&full, FaultSpec { links: 0, switches: 1, seed }).unwrap())
+        .map(|seed| {
+            inject_faults(
+                &full,
+                FaultSpec {
+                    links: 0,
+                    switches: 1,
+                    seed,
+                },
+            )
+            .unwrap()
+        })
         .find(|(_, report)| report.switches[0].0 >> 24 & 0xff == level)
         .unwrap()
         .0
@@ -114,7 +187,10 @@ fn routes_a_tree_with_a_missing_leaf() {
     // does not see them) routes the rest, and so does the engine.
     let f = ft324_without(1);
     let t = FtreeEngine::new().route(&f).unwrap().tables;
-    let lost: Vec<NodeId> = f.cas().filter(|&c| f.neighbors(c).next().is_none()).collect();
+    let lost: Vec<NodeId> = f
+        .cas()
+        .filter(|&c| f.neighbors(c).next().is_none())
+        .collect();
     assert_eq!(lost.len(), 18);
     assert_eq!(t.unrouted(&f, true), 18 * 35 + 18 * 17);
 }
@@ -122,21 +198,40 @@ fn routes_a_tree_with_a_missing_leaf() {
 #[test]
 fn compute_node_option() {
     let f = tree("8-ary-2");
-    let empty = FtreeEngine::with_options(&EngineOptions { compute_nodes: Some(vec![]), ..Default::default() });
+    let empty = FtreeEngine::with_options(&EngineOptions {
+        compute_nodes: Some(vec![]),
+        ..Default::default()
+    });
     assert!(reason(empty.route(&f)).starts_with("Compute node guids file has no valid guids"));
     // Every CA listed: the same as no list.
-    let all: Vec<Guid> = f.lid_ports().filter(|(p, _)| !f.node(p.node).is_switch()).map(|(_, p)| p.guid).collect();
-    let listed = FtreeEngine::with_options(&EngineOptions { compute_nodes: Some(all), ..Default::default() });
-    assert_eq!(listed.route(&f).unwrap(), FtreeEngine::new().route(&f).unwrap());
+    let all: Vec<Guid> = f
+        .lid_ports()
+        .filter(|(p, _)| !f.node(p.node).is_switch())
+        .map(|(_, p)| p.guid)
+        .collect();
+    let listed = FtreeEngine::with_options(&EngineOptions {
+        compute_nodes: Some(all),
+        ..Default::default()
+    });
+    assert_eq!(
+        listed.route(&f).unwrap(),
+        FtreeEngine::new().route(&f).unwrap()
+    );
     // No CA listed (but the list not empty): no compute nodes.
-    let none = FtreeEngine::with_options(&EngineOptions { compute_nodes: Some(vec![Guid(1)]), ..Default::default() });
+    let none = FtreeEngine::with_options(&EngineOptions {
+        compute_nodes: Some(vec![Guid(1)]),
+        ..Default::default()
+    });
     assert_eq!(reason(none.route(&f)), "Fabric has no valid compute nodes");
 }
 
 #[test]
 fn unknown_roots_fall_back_to_ranking_from_the_cas() {
     let f = tree("4-ary-3-full");
-    let e = FtreeEngine::with_options(&EngineOptions { roots: Some(vec![Guid(42)]), ..Default::default() });
+    let e = FtreeEngine::with_options(&EngineOptions {
+        roots: Some(vec![Guid(42)]),
+        ..Default::default()
+    });
     assert_eq!(e.route(&f).unwrap(), FtreeEngine::new().route(&f).unwrap());
 }
 
@@ -144,7 +239,10 @@ fn unknown_roots_fall_back_to_ranking_from_the_cas() {
 fn needs_lids() {
     let mut f = tree("4-ary-2-full");
     f.clear_lids();
-    assert!(matches!(FtreeEngine::new().route(&f), Err(RoutingError::MissingLid(_))));
+    assert!(matches!(
+        FtreeEngine::new().route(&f),
+        Err(RoutingError::MissingLid(_))
+    ));
 }
 
 #[test]

@@ -194,7 +194,10 @@ impl Cdg {
 
     /// The vertex of the first channel of `s → d` in `lane`.
     pub(super) fn first_vertex(&self, paths: &Paths, s: u32, d: u32, lane: usize) -> u32 {
-        paths.walk(s, d).next().map_or(NONE, |c| self.slots[lane][c as usize])
+        paths
+            .walk(s, d)
+            .next()
+            .map_or(NONE, |c| self.slots[lane][c as usize])
     }
 
     // ---- OpenSM's generate / set permanent / remove temp / remove semipermanent
@@ -277,7 +280,9 @@ impl Cdg {
                 self.unlink(v);
                 self.free.push(v);
             } else {
-                let keep = self.vtx[v as usize].num_deps.saturating_sub(self.vtx[v as usize].num_temp_depend);
+                let keep = self.vtx[v as usize]
+                    .num_deps
+                    .saturating_sub(self.vtx[v as usize].num_temp_depend);
                 self.drop_out_deps(v, keep as usize);
                 let vx = &mut self.vtx[v as usize];
                 vx.num_deps = keep;
@@ -452,7 +457,12 @@ impl Cdg {
             self.stamp = 1;
         }
         let (stamp, lb) = (self.stamp, self.vtx[y as usize].label);
-        for list in [&mut self.fstack, &mut self.bstack, &mut self.ffound, &mut self.bfound] {
+        for list in [
+            &mut self.fstack,
+            &mut self.bstack,
+            &mut self.ffound,
+            &mut self.bfound,
+        ] {
             list.clear();
         }
         self.fstack.push(y);
@@ -527,7 +537,11 @@ impl Cdg {
     fn splice_after(&mut self, a: u32, vs: &[u32]) {
         let Some(&last_new) = vs.last() else { return };
         let k = vs.len() as u64;
-        let next = if a == NONE { self.head } else { self.vtx[a as usize].next };
+        let next = if a == NONE {
+            self.head
+        } else {
+            self.vtx[a as usize].next
+        };
         // Link first.
         let mut prev = a;
         for &v in vs {
@@ -548,17 +562,29 @@ impl Cdg {
         let first_new = vs[0];
         if a == NONE {
             // Front: hug the old head, whose label starts far from 0.
-            let hi = if next == NONE { FIRST_LABEL + SPACING } else { self.vtx[next as usize].label };
+            let hi = if next == NONE {
+                FIRST_LABEL + SPACING
+            } else {
+                self.vtx[next as usize].label
+            };
             if hi > k {
                 let step = (hi / (k + 1)).clamp(1, SPACING);
                 self.label_run(first_new, k, hi - step * k, step);
                 return;
             }
         }
-        let lo = if a == NONE { 0 } else { self.vtx[a as usize].label };
+        let lo = if a == NONE {
+            0
+        } else {
+            self.vtx[a as usize].label
+        };
         let (mut end, mut j, mut want) = (next, 0u64, 1u64);
         let hi = loop {
-            let hi = if end == NONE { u64::MAX } else { self.vtx[end as usize].label };
+            let hi = if end == NONE {
+                u64::MAX
+            } else {
+                self.vtx[end as usize].label
+            };
             if end == NONE || (hi - lo) / (j + k + 1) >= MIN_GAP {
                 break hi;
             }
@@ -613,7 +639,11 @@ impl Cdg {
     /// Test check of `lane`: (a live dependency runs against the maintained
     /// order, the live vertices' dependencies contain a cycle).
     pub(super) fn audit(&self, lane: usize) -> (bool, bool) {
-        let live: Vec<u32> = self.slots[lane].iter().copied().filter(|&v| v != NONE).collect();
+        let live: Vec<u32> = self.slots[lane]
+            .iter()
+            .copied()
+            .filter(|&v| v != NONE)
+            .collect();
         let mut against_order = false;
         let mut indeg = std::collections::HashMap::new();
         for &v in &live {
@@ -625,7 +655,11 @@ impl Cdg {
                 }
             }
         }
-        let mut queue: Vec<u32> = live.iter().copied().filter(|v| !indeg.contains_key(v)).collect();
+        let mut queue: Vec<u32> = live
+            .iter()
+            .copied()
+            .filter(|v| !indeg.contains_key(v))
+            .collect();
         let mut done = 0;
         while let Some(v) = queue.pop() {
             done += 1;

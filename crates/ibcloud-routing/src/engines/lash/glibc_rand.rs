@@ -28,7 +28,11 @@ impl GlibcRand {
             }
             *slot = word as u32;
         }
-        let mut r = Self { state, front: 3, rear: 0 };
+        let mut r = Self {
+            state,
+            front: 3,
+            rear: 0,
+        };
         for _ in 0..310 {
             r.next_u31();
         }
@@ -53,6 +57,15 @@ mod tests {
     fn matches_glibc_unseeded_sequence() {
         let mut r = GlibcRand::new(1);
         let first: Vec<u32> = (0..5).map(|_| r.next_u31()).collect();
-        assert_eq!(first, [1_804_289_383, 846_930_886, 1_681_692_777, 1_714_636_915, 1_957_747_793]);
+        assert_eq!(
+            first,
+            [
+                1_804_289_383,
+                846_930_886,
+                1_681_692_777,
+                1_714_636_915,
+                1_957_747_793
+            ]
+        );
     }
 }

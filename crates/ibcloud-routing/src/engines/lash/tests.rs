@@ -24,7 +24,13 @@ fn random_fabric(seed: u64, n: usize, extra: usize) -> Fabric {
     let sws: Vec<_> = (0..n)
         .map(|i| {
             let guid = Guid(0x1000 + ((i as u64 * 7919) % 65_521) * 256 + i as u64);
-            b.add_node(NodeSpec::new(NodeKind::Switch, guid, ports, format!("s{i}"))).unwrap()
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                guid,
+                ports,
+                format!("s{i}"),
+            ))
+            .unwrap()
         })
         .collect();
     let mut used = vec![1u8; n]; // next free port; the last one is for the CA
@@ -32,7 +38,12 @@ fn random_fabric(seed: u64, n: usize, extra: usize) -> Fabric {
         if x == y || used[x] as u32 >= ports || used[y] as u32 >= ports {
             return;
         }
-        b.connect(PortRef::new(sws[x], used[x]), PortRef::new(sws[y], used[y]), LinkRate::default()).unwrap();
+        b.connect(
+            PortRef::new(sws[x], used[x]),
+            PortRef::new(sws[y], used[y]),
+            LinkRate::default(),
+        )
+        .unwrap();
         used[x] += 1;
         used[y] += 1;
     };
@@ -45,8 +56,20 @@ fn random_fabric(seed: u64, n: usize, extra: usize) -> Fabric {
         cable(&mut b, x, y, &mut used);
     }
     for (i, &s) in sws.iter().enumerate() {
-        let ca = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x100_0000 + i as u64 * 16), 1, format!("c{i}"))).unwrap();
-        b.connect(PortRef::new(s, ports as u8), PortRef::new(ca, 1), LinkRate::default()).unwrap();
+        let ca = b
+            .add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x100_0000 + i as u64 * 16),
+                1,
+                format!("c{i}"),
+            ))
+            .unwrap();
+        b.connect(
+            PortRef::new(s, ports as u8),
+            PortRef::new(ca, 1),
+            LinkRate::default(),
+        )
+        .unwrap();
     }
     let mut f = b.build();
     assign_lids(&mut f, &LidOptions::default()).unwrap();
@@ -155,7 +178,10 @@ fn paths_are_minimal_and_use_the_first_cable() {
                     }
                     k
                 };
-                assert_eq!(hops, dist[topo.sw_of[d] as usize], "seed {seed}: {s} -> {d}");
+                assert_eq!(
+                    hops, dist[topo.sw_of[d] as usize],
+                    "seed {seed}: {s} -> {d}"
+                );
             }
         }
     }
@@ -165,7 +191,10 @@ fn paths_are_minimal_and_use_the_first_cable() {
 fn balancing_keeps_every_layer_acyclic() {
     for seed in 0..30u64 {
         let f = random_fabric(seed, 20, 30);
-        let (routing, stats) = Lash::new(&EngineOptions::default()).unwrap().route_with_stats(&f).unwrap();
+        let (routing, stats) = Lash::new(&EngineOptions::default())
+            .unwrap()
+            .route_with_stats(&f)
+            .unwrap();
         assert_eq!(stats.paths_per_layer.iter().sum::<usize>(), 20 * 19);
         assert_eq!(routing.tables.unrouted(&f, true), 0);
         // Each layer's dependencies, rebuilt from scratch, have no cycle.
@@ -203,7 +232,9 @@ fn balancing_with_the_order_decides_like_the_replay() {
         let n = 8 + (seed as usize * 5) % 30;
         let f = random_fabric(seed, n, n * (1 + seed as usize % 3));
         let paths = paths_of(&f);
-        let Ok(mut fast) = Layers::assign(&paths, 15) else { continue };
+        let Ok(mut fast) = Layers::assign(&paths, 15) else {
+            continue;
+        };
         let mut slow = Layers::assign(&paths, 15).unwrap();
         for l in 0..slow.needed {
             slow.cdg.unorder(l);
@@ -223,7 +254,10 @@ fn balancing_with_the_order_decides_like_the_replay() {
         for l in 0..fast.needed {
             let (against_order, cyclic) = fast.cdg.audit(l);
             assert!(!cyclic, "seed {seed}: layer {l} has a cycle");
-            assert!(!(against_order && fast.cdg.is_ordered(l)), "seed {seed}: layer {l} against its order");
+            assert!(
+                !(against_order && fast.cdg.is_ordered(l)),
+                "seed {seed}: layer {l} against its order"
+            );
         }
         balanced += usize::from(fast.needed > 1);
     }
