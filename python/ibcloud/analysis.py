@@ -80,10 +80,12 @@ class Analysis:
     (np.float64(31.0), np.float64(31.0))
     """
 
-    def __init__(self, raw: Dict[str, Any]) -> None:
+    def __init__(self, raw: Dict[str, Any], tables: Optional[ForwardingTables] = None) -> None:
         import pandas as pd
 
         self.raw = raw
+        self._tables = tables
+        self._efi: Optional[Dict[str, Any]] = None
         self.pattern: str = raw["pattern"]
         self.seed: int = raw["seed"]
         #: LIDs of the endpoints in position order (ranks map into these per run).
@@ -159,6 +161,24 @@ class Analysis:
         total = h["routes"].sum()
         return float((h["routes"] / h["max_cong"]).sum() / total) if total else float("nan")
 
+    def forwarding_index(self) -> Dict[str, Any]:
+        """The edge forwarding index of the tables: CA-to-CA routes per
+        directed switch-to-switch link over *all* CA pairs (``max`` is the
+        index; ``mean``, ``min``, ``busiest``), independent of the pattern.
+
+        >>> from ibcloud import Fabric, route
+        >>> a = analyze(route(Fabric.generate("ft324"), "ftree"), "bisect")
+        >>> a.forwarding_index()["max"]  # 18 sources x 17 destinations per up link
+        306
+        """
+        if self._efi is None:
+            if self._tables is None:
+                return {}
+            from ibcloud.verify import verify
+
+            self._efi = verify(self._tables, credit_loops=False).data["link_routes"]
+        return dict(self._efi)
+
     def summary(self) -> Dict[str, Any]:
         """Everything in plain types (what ``ibcloud analyze --json`` prints).
 
@@ -187,6 +207,7 @@ class Analysis:
             "links_used": int(len(self.links)),
             "link_load_max": float(self.links["max"].max()) if len(self.links) else 0.0,
             "link_load_mean": float(self.links["mean"].mean()) if len(self.links) else 0.0,
+            "forwarding_index": self.forwarding_index(),
             "busiest_links": busiest[["node", "port", "remote_node", "remote_port", "max", "mean"]].to_dict("records"),
             "broken": self.broken.to_dict("records"),
             "order_skipped": self.order_skipped,
@@ -222,7 +243,7 @@ class Analysis:
         left.set_ylabel("runs")
         left.set_title(f"{self.pattern}: hist_acc_band over {len(self.runs)} runs")
         m = self.hist_max_cong
-        right.bar(m["max_cong"].astype(str), m["share"] * 100, color="#55a868")
+        right.bar([f"{c:g}" for c in m["max_cong"]], m["share"] * 100, color="#55a868")
         right.set_xlabel("max congestion on the route")
         right.set_ylabel("% of routes")
         right.set_title("hist_max_cong")
@@ -444,4 +465,4 @@ def analyze(
     finally:
         if bar is not None:
             bar.stop()
-    return Analysis(raw)
+    return Analysis(raw, tables)

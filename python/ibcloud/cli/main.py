@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import route, run, topo, verify
+    from ibcloud.cli import analyze, route, run, topo, verify
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     topo.register(commands)
     route.register(commands)
     verify.register(commands)
+    analyze.register(commands)
     run.register(commands)
     return parser
 

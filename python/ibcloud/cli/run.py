@@ -2,11 +2,13 @@
 prints its summary, and writes it in every writable format under ``--out``
 (plus OpenSM's guid2lid LID cache), reading each file back to check it; then
 routes it (ftree by default), writes the tables natively and as opensm-lfts.dump,
-and verifies them (reachability, loops, credit loops).
+and verifies them (reachability, loops, credit loops); finally analyses the
+effective bisection bandwidth over random bisections (ORCS's bisect pattern)
+and plots its histogram.
 
 >>> import tempfile
 >>> from ibcloud.cli.main import main
->>> main(["run", "--preset", "4-ary-2-full", "--out", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
+>>> main(["run", "--preset", "4-ary-2-full", "--bisections", "100", "--out", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
 4-ary-2-full: XGFT(2;4,8;1,4)
 ...
 wrote .../4-ary-2-full.ibcf (native, ... bytes; read back: 32 CAs, 12 switches, 64 links)
@@ -19,6 +21,7 @@ verified: CA and router pairs: 992 (32 sources x 32 destination LIDs, 12 switche
   reachability: all 992 pairs reachable
 ...
   credit loops: none ...
+bisect bandwidth over 100 random bisections (seed 1): mean ... of peak ...
 0
 """
 
@@ -36,6 +39,7 @@ from ibcloud.formats import formats
 from ibcloud.generate import FatTreeParams
 from ibcloud.routing import route, write_tables
 from ibcloud.verify import verify
+from ibcloud.analysis import analyze
 from ibcloud.tables import read_guid2lid, write_guid2lid
 
 __all__ = ["register"]
@@ -103,6 +107,21 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     print("verified: " + lines[0] + "".join(f"\n  {line}" for line in lines[1:]))
     if unrouted or not report.ok:
         status = ExitStatus.FAILURE
+
+    with progress(f"analysing {args.bisections} random bisections"):
+        bisect = analyze(routing, "bisect", runs=args.bisections, seed=args.seed)
+    e = bisect.ebb()
+    plot = args.out / f"{args.preset}-{args.engine}-bisect.png"
+    bisect.plot(plot, title=f"{args.preset} routed by {args.engine}: effective bisection bandwidth")
+    print(
+        f"bisect bandwidth over {args.bisections} random bisections (seed {args.seed}): mean {e['mean']:.4f} of peak "
+        f"(min {e['min']:.4f}, p5 {e['p5']:.4f}, median {e['p50']:.4f}, max {e['max']:.4f}); "
+        f"routes by max congestion: "
+        + ", ".join(f"{c:g}: {s * 100:.1f}%" for c, s in zip(bisect.hist_max_cong["max_cong"], bisect.hist_max_cong["share"]))
+    )
+    print(f"plotted the histograms to {plot}")
+    if bisect.broken_flows:
+        status = ExitStatus.FAILURE
     return status
 
 
@@ -120,4 +139,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     run.add_argument("--out", type=Path, default=Path("out"), metavar="DIR", help="output directory (default: ./out)")
     run.add_argument("--preset", default="ft648", help="preset or spec to generate (default: ft648)")
     run.add_argument("--engine", default="ftree", help="routing engine (default: ftree)")
+    run.add_argument("--bisections", type=int, default=1000, help="random bisections to analyse (default: 1000)")
+    run.add_argument("--seed", type=int, default=1, help="seed of the bisections (default: 1)")
     run.set_defaults(run=_run)

@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from ibcloud.cli._routed import add_arguments, load
 from ibcloud.cli.main import ExitStatus
-from ibcloud.cli.topo import _load
-from ibcloud.exceptions import RoutingError
-from ibcloud.routing import read_tables, route
 from ibcloud.verify import read_path_sls, verify
 
 __all__ = ["register"]
@@ -42,22 +39,8 @@ def _sl2vl(text: str) -> list:
 
 def _verify(args: argparse.Namespace) -> ExitStatus:
     """Verify forwarding tables: reachability, loops, credit loops."""
-    path_sls = read_path_sls(args.path_sls) if args.path_sls else None
-    if args.route:
-        fabric, _ = _load(args.fabric, args.format)
-        if args.lids:
-            fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
-        routing = route(fabric, args.route)
-        tables, path_sls = routing.tables, path_sls or routing.path_sls
-    elif args.lfts:
-        fabric, _ = _load(args.fabric, args.format)
-        if args.lids:
-            fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
-        _, tables = read_tables(args.lfts, fabric)
-    elif Path(args.fabric).suffix == ".ibcf":
-        _, tables = read_tables(args.fabric)
-    else:
-        raise RoutingError("give --lfts FILE, --route ENGINE, or a native .ibcf file that holds tables")
+    _, tables, routed_sls = load(args)
+    path_sls = read_path_sls(args.path_sls) if args.path_sls else routed_sls
     report = verify(tables, path_sls=path_sls, include_switches=args.include_switches,
                     credit_loops=not args.no_credit_loops, per_link=args.per_link, sl2vl=args.sl2vl)
     print(json.dumps(report.data, indent=2) if args.json else report.text.rstrip())
@@ -75,11 +58,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     """
     cmd = subparsers.add_parser("verify", help="check forwarding tables: reachability, loops, credit loops",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    cmd.add_argument("fabric", metavar="FABRIC", help="fabric file, preset or spec; or a native file with tables")
-    cmd.add_argument("--lfts", metavar="FILE", help="opensm-lfts.dump or native tables to verify")
-    cmd.add_argument("--route", metavar="ENGINE", help="route FABRIC with ENGINE first, then verify")
-    cmd.add_argument("--lids", metavar="GUID2LID", help="take LIDs from this OpenSM guid2lid file first")
-    cmd.add_argument("--format", help="format of FABRIC (default: guessed)")
+    add_arguments(cmd)
     cmd.add_argument("--path-sls", metavar="FILE", help="path SLs (ibcloud-path-sls.dump) for the credit-loop check")
     cmd.add_argument("--sl2vl", type=_sl2vl, metavar="V0,..,V15", help="SL-to-VL map (default: identity)")
     cmd.add_argument("--include-switches", action="store_true", help="switch LIDs are sources and destinations too")
