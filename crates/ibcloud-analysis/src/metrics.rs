@@ -220,8 +220,10 @@ impl<L: Load> Worker<L> {
 
 /// The dep_max_delay chain: a flow starts when the flows of the previous
 /// level that ended at its source are done, and takes its bottleneck load.
-/// (ORCS builds this as a graph of (level, rank) vertices; the longest path
-/// is the same.)
+/// This is the longest path of ORCS's dependency graph of (level, rank)
+/// vertices taken over every flow; ORCS's code links only the first flow per
+/// rank and level and measures with BFS distances, so it can differ when a
+/// rank sends or receives several flows in one level (docs/analysis.md).
 #[derive(Clone, Debug)]
 pub(crate) struct DelayChain {
     ready: Vec<f64>,
