@@ -45,15 +45,18 @@ from ibcloud.exceptions import AnalysisError
 __all__ = ["register", "render"]
 
 
-def _lid_list(text: str) -> List[int]:
-    """LIDs from ``1,2,0x10`` or ``@FILE`` (one per line, # comments)."""
+def _words(text: str) -> List[str]:
+    """Items of ``a,b c`` or of ``@FILE`` (separated by commas or blanks, # comments)."""
     if text.startswith("@"):
         with open(text[1:]) as fh:
-            words = [w for line in fh for w in line.split("#")[0].replace(",", " ").split()]
-    else:
-        words = [w for w in text.replace(",", " ").split()]
+            text = fh.read()
+    return [w for line in text.splitlines() for w in line.split("#")[0].replace(",", " ").split()]
+
+
+def _lid_list(text: str) -> List[int]:
+    """LIDs from ``1,2,0x10`` or ``@FILE``."""
     try:
-        return [int(w, 0) for w in words]
+        return [int(w, 0) for w in _words(text)]
     except ValueError as err:
         raise AnalysisError(f"--nodes: {err}") from None
 
@@ -124,7 +127,7 @@ def _analyze(args: argparse.Namespace) -> ExitStatus:
         seed=args.seed,
         pattern_arg=args.pattern_arg,
         lids=_lid_list(args.nodes) if args.nodes else None,
-        guids=[int(g, 16) for g in _lid_list_guids(args.guids)] if args.guids else None,
+        guids=[int(g, 16) for g in _words(args.guids)] if args.guids else None,
         count=args.count,
         subset=args.subset,
         order=args.order,
@@ -149,12 +152,6 @@ def _analyze(args: argparse.Namespace) -> ExitStatus:
         if args.plot:
             print(f"plot: {args.plot}")
     return ExitStatus.FAILURE if a.broken_flows else ExitStatus.SUCCESS
-
-
-def _lid_list_guids(text: str) -> List[str]:
-    if text.startswith("@"):
-        text = open(text[1:]).read()
-    return [w for line in text.splitlines() for w in line.split("#")[0].replace(",", " ").split()]
 
 
 def _json_default(v: object) -> object:
