@@ -10,6 +10,7 @@
 //! conversions on top.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+mod cloud;
 mod error;
 mod exceptions;
 mod fabric;
@@ -55,5 +56,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::write_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(formats::parse_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(formats::render_fabric, m)?)?;
+    cloud::register(m)?;
     Ok(())
 }
