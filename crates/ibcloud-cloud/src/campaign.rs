@@ -4,7 +4,8 @@
 use crate::delay::{DelayStats, DelayUnit};
 use crate::demand::{Demand, Window};
 use crate::error::ConsolidationError;
-use crate::packing::{evaluate, pack, PackSpec, Packing};
+use crate::blocks::Profile;
+use crate::packing::{evaluate, pack_profiled, PackSpec, Packing};
 use rayon::prelude::*;
 
 /// Pack on `pack_window` by `spec`, then evaluate each host on `eval_window`
@@ -19,6 +20,9 @@ pub struct Job {
     pub spec: PackSpec,
     /// Unit of the evaluated delays.
     pub eval_unit: DelayUnit,
+    /// Also compute the packing-window delay of utilisation packings (one
+    /// more pass over every VM's demand; delay packings always have it).
+    pub packing_delays: bool,
 }
 
 /// A job's packing and the evaluation of each of its hosts.
@@ -41,14 +45,29 @@ pub struct JobResult {
 ///     eval_window: Window::new(&d, vec![2..4]).unwrap(),
 ///     spec: PackSpec::new(4.0, 1.0, Criterion::Utilisation),
 ///     eval_unit: DelayUnit::WallMinutes,
+///     packing_delays: true,
 /// };
 /// let results = run_jobs(&d, &[job]).unwrap();
 /// assert_eq!(results[0].stats[0].filling(4.0), 50.0);
 /// ```
 pub fn run_jobs(demand: &Demand, jobs: &[Job]) -> Result<Vec<JobResult>, ConsolidationError> {
+    // Jobs on the same packing window share its profile (mean and peak per VM).
+    let mut windows: Vec<&Window> = Vec::new();
+    let index: Vec<usize> = jobs
+        .iter()
+        .map(|job| match windows.iter().position(|w| **w == job.pack_window) {
+            Some(i) => i,
+            None => {
+                windows.push(&job.pack_window);
+                windows.len() - 1
+            }
+        })
+        .collect();
+    let profiles: Vec<Profile> = windows.par_iter().map(|w| Profile::new(demand, w)).collect();
     jobs.par_iter()
-        .map(|job| {
-            let packing = pack(demand, &job.pack_window, &job.spec)?;
+        .zip(index.par_iter())
+        .map(|(job, &w)| {
+            let packing = pack_profiled(demand, &job.pack_window, &job.spec, &profiles[w], job.packing_delays)?;
             let stats = packing
                 .bins
                 .iter()

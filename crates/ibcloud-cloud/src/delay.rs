@@ -15,13 +15,13 @@
 //! reports the literal Eq. (1), Σ q(t)·Δt/1 min, and q as current delay.
 //! With Δt = 1 min, Q is the plain sum of the current delays.
 //!
-//! Backlog at or below [`BACKLOG_EPSILON`] cores·Δt is flushed to zero, so
-//! that floating-point residue of an exactly drained queue never counts as
-//! delay.
+//! An interval counts as delayed when its backlog exceeds
+//! [`BACKLOG_EPSILON`] cores·Δt, so that floating-point residue of an exactly
+//! drained queue never counts as delay (the recursion itself is exact).
 
 use crate::error::ConsolidationError;
 
-/// Backlog (in cores × Δt) at or below which the queue counts as empty.
+/// Backlog (in cores × Δt) at or below which an interval does not count as delayed.
 pub const BACKLOG_EPSILON: f64 = 1e-9;
 
 /// The unit of reported delays.
@@ -151,9 +151,9 @@ impl DelayStats {
 }
 
 #[inline]
-fn step(r: f64, x: f64) -> f64 {
+pub(crate) fn step(r: f64, x: f64) -> f64 {
     let v = r + x;
-    if v > BACKLOG_EPSILON {
+    if v > 0.0 {
         v
     } else {
         0.0
@@ -211,8 +211,8 @@ pub fn delay_stats(pieces: &[&[f64]], host: Host, unit: DelayUnit) -> DelayStats
         for &d in *piece {
             r = step(r, d - c);
             volume += d;
-            if r > 0.0 {
-                sum_r += r;
+            sum_r += r;
+            if r > BACKLOG_EPSILON {
                 delayed_r += r;
                 delayed += 1;
                 delayed_volume += d;
@@ -231,42 +231,6 @@ pub fn delay_stats(pieces: &[&[f64]], host: Host, unit: DelayUnit) -> DelayStats
         mean_demand: if intervals > 0 { volume / intervals as f64 } else { 0.0 },
         delayed_demand_share: if volume > 0.0 { delayed_volume / volume } else { 0.0 },
     }
-}
-
-/// Samples per block in [`bounded_sum`]: blocks where the queue is empty and
-/// no sample exceeds the capacity are skipped with one vectorised test.
-const BLOCK: usize = 32;
-
-/// Σ r over `bin[i] + add[i]` (segments of `add` concatenated make `bin`),
-/// stopping as soon as the sum exceeds `limit`: `Some(sum)` when it stays
-/// within, `None` otherwise. Same arithmetic as [`delay_stats`].
-pub(crate) fn bounded_sum(bin: &[f64], add: &[&[f64]], capacity: f64, limit: f64) -> Option<f64> {
-    let mut acc = 0.0;
-    let mut offset = 0;
-    for piece in add {
-        let b = &bin[offset..offset + piece.len()];
-        offset += piece.len();
-        let mut r = 0.0;
-        for (bb, aa) in b.chunks(BLOCK).zip(piece.chunks(BLOCK)) {
-            if r == 0.0 {
-                let mut any = false;
-                for (x, y) in bb.iter().zip(aa) {
-                    any |= x + y > capacity;
-                }
-                if !any {
-                    continue;
-                }
-            }
-            for (x, y) in bb.iter().zip(aa) {
-                r = step(r, (x + y) - capacity);
-                acc += r;
-            }
-            if acc > limit {
-                return None;
-            }
-        }
-    }
-    Some(acc)
 }
 
 #[cfg(test)]
@@ -327,16 +291,5 @@ mod tests {
     fn segments_reset_the_queue() {
         let s = delay_stats(&[&[2.0, 1.0], &[1.0, 1.0]], host(1.0), DelayUnit::WallMinutes);
         assert_eq!(s.total_delay, 2.0);
-    }
-
-    #[test]
-    fn bounded_sum_agrees_and_stops() {
-        let bin: Vec<f64> = (0..200).map(|i| ((i * 37) % 11) as f64 / 5.0).collect();
-        let add: Vec<f64> = (0..200).map(|i| ((i * 13) % 7) as f64 / 10.0).collect();
-        let summed: Vec<f64> = bin.iter().zip(&add).map(|(a, b)| a + b).collect();
-        let full = delay_stats(&[&summed[..120], &summed[120..]], host(2.0), DelayUnit::WallMinutes).total_delay * 2.0;
-        let got = bounded_sum(&bin, &[&add[..120], &add[120..]], 2.0, f64::INFINITY).unwrap();
-        assert!((got - full).abs() < 1e-9 * full.max(1.0), "{got} vs {full}");
-        assert_eq!(bounded_sum(&bin, &[&add[..120], &add[120..]], 2.0, full / 2.0), None);
     }
 }

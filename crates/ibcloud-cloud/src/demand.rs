@@ -120,10 +120,4 @@ impl Window {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// The pieces of one VM's row inside the window, one per segment.
-    pub(crate) fn pieces<'a>(&self, demand: &'a Demand, vm: usize) -> Vec<&'a [f64]> {
-        let row = demand.row(vm);
-        self.segments.iter().map(|s| &row[s.clone()]).collect()
-    }
 }

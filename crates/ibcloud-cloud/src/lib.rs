@@ -44,6 +44,7 @@
 //! ```
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+mod blocks;
 mod campaign;
 mod delay;
 mod demand;

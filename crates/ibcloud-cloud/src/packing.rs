@@ -15,7 +15,8 @@
 //! earliest opened. When none accepts, a new host is opened, and a VM that
 //! alone breaks the test stays alone.
 
-use crate::delay::{bounded_sum, delay_stats, DelayStats, DelayUnit, Host};
+use crate::blocks::{add_peak, busy_exceeds, run, set_weights, slack_of, weight_order, Blocks, Outcome, Profile};
+use crate::delay::{delay_stats, DelayStats, DelayUnit, Host};
 use crate::demand::{Demand, Window};
 use crate::error::ConsolidationError;
 
@@ -116,7 +117,8 @@ pub struct Bin {
     pub vms: Vec<usize>,
     /// Sum of the VMs' mean demands over the packing window, in cores.
     pub load: f64,
-    /// Total delay over the packing window at capacity θ·K, in the spec's unit.
+    /// Total delay over the packing window at capacity θ·K, in the spec's
+    /// unit (NaN for utilisation packings run without packing delays).
     pub packing_delay: f64,
 }
 
@@ -137,26 +139,32 @@ impl Packing {
 struct OpenBin {
     vms: Vec<usize>,
     load: f64,
+    /// Summed demand over the packing window (delay packing only).
     series: Vec<f64>,
+    /// Maximum of `series` per block.
+    block_max: Vec<f64>,
     peak: f64,
     /// Σ r of `series` at the packing capacity; +∞ when above the limit.
     sum_r: f64,
+    /// Blocks where the host's own queue is non-empty.
+    hot: Vec<u32>,
+    /// Busy-period weights (see [`crate::blocks`]).
+    weights: Vec<f64>,
+    /// `hot` by decreasing weight.
+    order: Vec<u32>,
 }
 
-/// Mean and peak demand of every VM over `window`.
-fn profile(demand: &Demand, window: &Window) -> Vec<(f64, f64)> {
-    let n = window.len() as f64;
-    (0..demand.n_vms())
-        .map(|vm| {
-            let mut sum = 0.0;
-            let mut peak = 0.0f64;
-            for piece in window.pieces(demand, vm) {
-                sum += piece.iter().sum::<f64>();
-                peak = piece.iter().fold(peak, |m, &v| m.max(v));
-            }
-            (sum / n, peak)
-        })
-        .collect()
+impl OpenBin {
+    /// Adds `vm` (its row) to the summed series and block maxima.
+    fn add(&mut self, row: &[f64], blocks: &Blocks) {
+        let mut peak = 0.0f64;
+        for (i, b) in blocks.blocks.iter().enumerate() {
+            let m = add_peak(&mut self.series[b.at..b.at + b.len], &row[b.row..b.row + b.len]);
+            self.block_max[i] = m;
+            peak = peak.max(m);
+        }
+        self.peak = peak;
+    }
 }
 
 /// Packs every VM of `demand` by `spec`, looking at `window` only.
@@ -172,6 +180,19 @@ fn profile(demand: &Demand, window: &Window) -> Vec<(f64, f64)> {
 /// assert_eq!((util.bins.len(), delay.bins.len()), (1, 2));
 /// ```
 pub fn pack(demand: &Demand, window: &Window, spec: &PackSpec) -> Result<Packing, ConsolidationError> {
+    pack_profiled(demand, window, spec, &Profile::new(demand, window), true)
+}
+
+/// [`pack`] with the window's [`Profile`] computed already; without
+/// `packing_delays`, utilisation packings leave [`Bin::packing_delay`] NaN
+/// (it costs a pass over every VM's demand).
+pub(crate) fn pack_profiled(
+    demand: &Demand,
+    window: &Window,
+    spec: &PackSpec,
+    profile: &Profile,
+    packing_delays: bool,
+) -> Result<Packing, ConsolidationError> {
     spec.check()?;
     let capacity = spec.cores * spec.threshold;
     let host = Host::new(capacity, demand.interval_minutes())?;
@@ -180,26 +201,28 @@ pub fn pack(demand: &Demand, window: &Window, spec: &PackSpec) -> Result<Packing
         Criterion::Utilisation => None,
         Criterion::Delay { limit } => Some(limit / scale),
     };
-    let profiles = profile(demand, window);
+    let blocks = &profile.blocks;
+    let n_blocks = blocks.blocks.len();
     let mut order: Vec<usize> = (0..demand.n_vms()).collect();
     // Stable sort: equal means keep index order.
-    order.sort_by(|&a, &b| profiles[b].0.total_cmp(&profiles[a].0));
+    order.sort_by(|&a, &b| profile.mean[b].total_cmp(&profile.mean[a]));
 
     let mut bins: Vec<OpenBin> = Vec::new();
     let mut candidates: Vec<usize> = Vec::new();
+    let mut queue = vec![0.0; if limit.is_some() { blocks.len } else { 0 }];
     for vm in order {
-        let (mean, peak) = profiles[vm];
-        let pieces = window.pieces(demand, vm);
+        let (mean, peak) = (profile.mean[vm], profile.peak[vm]);
+        let row = demand.row(vm);
         candidates.clear();
         candidates.extend((0..bins.len()).filter(|&b| bins[b].load + mean <= capacity));
         if spec.fit == Fit::Best {
             // Fullest first; the sort is stable, so ties stay in opening order.
             candidates.sort_by(|&a, &b| bins[b].load.total_cmp(&bins[a].load));
         }
-        let mut chosen = None;
+        let mut chosen: Option<(usize, f64, Vec<u32>)> = None;
         for &b in &candidates {
             let Some(limit) = limit else {
-                chosen = Some((b, f64::NAN));
+                chosen = Some((b, f64::NAN, Vec::new()));
                 break;
             };
             let bin = &bins[b];
@@ -207,57 +230,101 @@ pub fn pack(demand: &Demand, window: &Window, spec: &PackSpec) -> Result<Packing
                 continue; // adding demand never shortens the queue
             }
             if bin.peak + peak <= capacity {
-                chosen = Some((b, 0.0)); // never over capacity: no queue at all
+                chosen = Some((b, 0.0, Vec::new())); // never over capacity: no queue at all
                 break;
             }
-            if let Some(sum_r) = bounded_sum(&bin.series, &pieces, capacity, limit) {
-                chosen = Some((b, sum_r));
+            if busy_exceeds(&bin.weights, &bin.order, row, blocks, slack_of(limit) - bin.sum_r) {
+                continue;
+            }
+            if let Outcome::Within(sum_r, hot) =
+                run(&bin.series, &bin.block_max, row, profile.vm_blocks(vm), blocks, capacity, limit, &mut queue)
+            {
+                chosen = Some((b, sum_r, hot));
                 break;
             }
         }
         match chosen {
-            Some((b, sum_r)) => {
+            Some((b, sum_r, hot)) => {
                 let bin = &mut bins[b];
                 bin.vms.push(vm);
                 bin.load += mean;
-                bin.sum_r = sum_r;
-                let mut peak = 0.0f64;
-                let mut offset = 0;
-                for piece in &pieces {
-                    for (s, d) in bin.series[offset..offset + piece.len()].iter_mut().zip(*piece) {
-                        *s += d;
-                        peak = peak.max(*s);
-                    }
-                    offset += piece.len();
+                if limit.is_some() {
+                    bin.add(row, blocks);
+                    bin.sum_r = sum_r;
+                    set_weights(&mut bin.weights, &bin.hot, &hot, &queue, blocks);
+                    bin.order = weight_order(&bin.weights, &hot, blocks);
+                    bin.hot = hot;
                 }
-                bin.peak = peak;
             }
             None => {
-                let series: Vec<f64> = pieces.concat();
-                let zeros = vec![0.0; series.len()];
-                let sum_r = match limit {
-                    None => f64::NAN,
-                    Some(limit) => bounded_sum(&zeros, &pieces, capacity, limit).unwrap_or(f64::INFINITY),
+                let mut bin = OpenBin {
+                    vms: vec![vm],
+                    load: mean,
+                    series: Vec::new(),
+                    block_max: Vec::new(),
+                    peak: 0.0,
+                    sum_r: f64::NAN,
+                    hot: Vec::new(),
+                    weights: Vec::new(),
+                    order: Vec::new(),
                 };
-                bins.push(OpenBin { vms: vec![vm], load: mean, series, peak, sum_r });
+                if let Some(limit) = limit {
+                    bin.series = vec![0.0; blocks.len];
+                    bin.block_max = vec![0.0; n_blocks];
+                    bin.weights = vec![0.0; blocks.len];
+                    match run(&bin.series, &bin.block_max, row, profile.vm_blocks(vm), blocks, capacity, limit, &mut queue) {
+                        Outcome::Within(sum_r, hot) => {
+                            bin.sum_r = sum_r;
+                            set_weights(&mut bin.weights, &[], &hot, &queue, blocks);
+                            bin.order = weight_order(&bin.weights, &hot, blocks);
+                            bin.hot = hot;
+                        }
+                        Outcome::Over => bin.sum_r = f64::INFINITY,
+                    }
+                    bin.add(row, blocks);
+                }
+                bins.push(bin);
             }
         }
     }
-    let segment_lengths: Vec<usize> = window.segments().iter().map(|s| s.len()).collect();
     let bins = bins
         .into_iter()
         .map(|bin| {
-            let mut pieces = Vec::with_capacity(segment_lengths.len());
-            let mut offset = 0;
-            for len in &segment_lengths {
-                pieces.push(&bin.series[offset..offset + len]);
-                offset += len;
-            }
-            let packing_delay = delay_stats(&pieces, host, spec.unit).total_delay;
+            let packing_delay = if bin.sum_r.is_finite() {
+                bin.sum_r * scale // the packer's own sum, bit for bit what delay_stats gives
+            } else if limit.is_some() || packing_delays {
+                let series = if bin.series.is_empty() { summed(demand, &bin.vms, blocks) } else { bin.series };
+                delay_stats(&segment_pieces(&series, window), host, spec.unit).total_delay
+            } else {
+                f64::NAN
+            };
             Bin { vms: bin.vms, load: bin.load, packing_delay }
         })
         .collect();
     Ok(Packing { bins })
+}
+
+/// The summed demand of `vms` over the blocks' window, concatenated.
+fn summed(demand: &Demand, vms: &[usize], blocks: &Blocks) -> Vec<f64> {
+    let mut series = vec![0.0; blocks.len];
+    for &vm in vms {
+        let row = demand.row(vm);
+        for b in &blocks.blocks {
+            add_peak(&mut series[b.at..b.at + b.len], &row[b.row..b.row + b.len]);
+        }
+    }
+    series
+}
+
+/// A concatenated window series cut back into its segments.
+fn segment_pieces<'a>(series: &'a [f64], window: &Window) -> Vec<&'a [f64]> {
+    let mut pieces = Vec::with_capacity(window.segments().len());
+    let mut offset = 0;
+    for segment in window.segments() {
+        pieces.push(&series[offset..offset + segment.len()]);
+        offset += segment.len();
+    }
+    pieces
 }
 
 /// The statistics of one host holding `vms`, over `window`, at `cores`.
@@ -273,22 +340,8 @@ pub fn evaluate(demand: &Demand, vms: &[usize], window: &Window, cores: f64, uni
     if let Some(&vm) = vms.iter().find(|&&vm| vm >= demand.n_vms()) {
         return Err(ConsolidationError::BadVm { vm, n_vms: demand.n_vms() });
     }
-    let mut series = vec![0.0; window.len()];
-    for &vm in vms {
-        let mut offset = 0;
-        for piece in window.pieces(demand, vm) {
-            for (s, d) in series[offset..offset + piece.len()].iter_mut().zip(piece) {
-                *s += d;
-            }
-            offset += piece.len();
-        }
-    }
-    let mut pieces = Vec::new();
-    let mut offset = 0;
-    for segment in window.segments() {
-        pieces.push(&series[offset..offset + segment.len()]);
-        offset += segment.len();
-    }
+    let series = summed(demand, vms, &Blocks::new(window));
+    let pieces = segment_pieces(&series, window);
     Ok(delay_stats(&pieces, host, unit))
 }
 

@@ -36,8 +36,9 @@ fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Consolidat
 
 /// One job as Python passes it: pack segments, evaluation segments, cores,
 /// threshold (fraction), accepted delay over the packing window (None: pack
-/// by utilisation), fit rule, delay unit.
-type JobTuple = (Vec<(usize, usize)>, Vec<(usize, usize)>, f64, f64, Option<f64>, String, String);
+/// by utilisation), fit rule, delay unit, whether utilisation packings also
+/// compute their packing-window delay.
+type JobTuple = (Vec<(usize, usize)>, Vec<(usize, usize)>, f64, f64, Option<f64>, String, String, bool);
 
 /// Per host: total delay, max delay, intervals, delayed intervals, mean delay
 /// when delayed, mean demand (cores), delayed share of the demand volume.
@@ -91,7 +92,7 @@ impl PyDemandMatrix {
         detached(py, move || {
             let jobs = jobs
                 .into_iter()
-                .map(|(pack_segments, eval_segments, cores, threshold, limit, fit, unit)| {
+                .map(|(pack_segments, eval_segments, cores, threshold, limit, fit, unit, packing_delays)| {
                     let unit = DelayUnit::from_name(&unit)?;
                     let criterion = match limit {
                         None => Criterion::Utilisation,
@@ -99,7 +100,13 @@ impl PyDemandMatrix {
                     };
                     let spec = PackSpec { cores, threshold, criterion, fit: Fit::from_name(&fit)?, unit };
                     let window = |s: Vec<(usize, usize)>| Window::new(&demand, s.into_iter().map(|(a, b)| a..b).collect());
-                    Ok(Job { pack_window: window(pack_segments)?, eval_window: window(eval_segments)?, spec, eval_unit: unit })
+                    Ok(Job {
+                        pack_window: window(pack_segments)?,
+                        eval_window: window(eval_segments)?,
+                        spec,
+                        eval_unit: unit,
+                        packing_delays,
+                    })
                 })
                 .collect::<Result<Vec<_>, ConsolidationError>>()?;
             let results = run_jobs(&demand, &jobs)?;
