@@ -69,12 +69,19 @@ class SyntheticParams:
     """Log-normal spread of the burst size across VMs."""
     burst_noise_sigma: float = 0.35
     """Log-normal spread of one VM's burst from run to run."""
+    burst_spread: int = 1
+    """Minutes over which the VMs' burst phases are spread (1: all in the same
+    minute; cron splay makes the fleet average look like a sinusoid)."""
     synchronised_bursts: bool = True
-    """All VMs burst in the same minute; ``False`` gives each VM its own phase."""
+    """``False`` gives each VM a random phase over the whole period (ablation)."""
     busy_fraction: float = 0.045
-    """Share of VMs that are busy all the time."""
+    """Share of VMs that are busy all the time (drawn among VMs with ≥ 2 vCPUs)."""
     busy_level: Tuple[float, float] = (0.25, 0.75)
-    """Range of a busy VM's level, fraction of its vCPUs."""
+    """Range of a busy VM's level, fraction of its vCPUs, before scaling."""
+    busy_cores_total: float = 18.0
+    """The busy VMs' levels are scaled to add up to this many cores (capped at
+    90 % of each VM's vCPUs), so the fleet's load does not hinge on which VMs
+    the seed makes busy."""
     busy_day_sigma: float = 0.3
     """Log-normal day-to-day drift of a busy VM's level."""
     busy_hour_sigma: float = 0.25
@@ -85,8 +92,8 @@ class SyntheticParams:
     """Log-normal spread of the episode rate by VM and day (non-stationarity)."""
     episode_hours: float = 2.5
     """Mean episode length, hours (exponential)."""
-    episode_level: Tuple[float, float] = (0.2, 0.9)
-    """Range of an episode's demand, fraction of the VM's vCPUs."""
+    episode_cores: Tuple[float, float] = (0.2, 1.2)
+    """Range of an episode's demand in cores (capped at the VM's vCPUs)."""
     diurnal_amplitude: float = 0.35
     """Relative day/night swing of idle load and episode starts (0: none)."""
 
@@ -142,7 +149,8 @@ def synthetic_trace(
 
     # 3. Configuration-management bursts.
     burst = params.burst_cores_median * np.exp(params.burst_sigma * rng.standard_normal(n))
-    phase = np.zeros(n, dtype=np.int64) if params.synchronised_bursts else rng.integers(0, params.burst_period, n)
+    spread = max(1, min(params.burst_spread, params.burst_period))
+    phase = rng.integers(0, spread if params.synchronised_bursts else params.burst_period, n)
     runs = minutes // params.burst_period + 1
     noise = np.exp(params.burst_noise_sigma * rng.standard_normal((n, runs)))
     for vm in range(n):
@@ -151,11 +159,16 @@ def synthetic_trace(
 
     # 1 + 2. Busy VMs: a level drifting by day and by hour.
     n_busy = int(round(params.busy_fraction * n))
-    busy = rng.choice(n, size=n_busy, replace=False) if n_busy else np.zeros(0, dtype=np.int64)
+    eligible = np.flatnonzero(vcpus >= 2)
+    busy = np.sort(rng.choice(eligible, size=min(n_busy, eligible.size), replace=False))
     lo, hi = params.busy_level
+    levels = rng.uniform(lo, hi, busy.size) * vcpus[busy]
+    if levels.sum() > 0:
+        fleet = n / sum(count for _, count in params.vm_mix)  # 1 for the paper's 405 VMs
+        levels *= params.busy_cores_total * fleet / levels.sum()
+    levels = np.minimum(levels, 0.9 * vcpus[busy])
     hours = minutes // 60
-    for vm in busy:
-        level = rng.uniform(lo, hi) * vcpus[vm]
+    for vm, level in zip(busy, levels):
         by_day = np.exp(params.busy_day_sigma * rng.standard_normal(int(days)))
         by_hour = np.exp(params.busy_hour_sigma * rng.standard_normal(hours))
         demand[vm] += level * by_day[day_of] * np.repeat(by_hour, 60) * rng.gamma(4.0, 0.25, minutes)
@@ -174,8 +187,8 @@ def synthetic_trace(
         start = day_idx * MINUTES_PER_DAY + np.searchsorted(cdf, rng.random(total))
         length = np.maximum(1, np.round(rng.exponential(params.episode_hours * 60, total))).astype(np.int64)
         end = np.minimum(start + length, minutes)
-        elo, ehi = params.episode_level
-        level = rng.uniform(elo, ehi, total) * vcpus[vm_of]
+        elo, ehi = params.episode_cores
+        level = np.minimum(rng.uniform(elo, ehi, total), vcpus[vm_of])
         steps = np.zeros((n, minutes + 1))
         np.add.at(steps, (vm_of, start), level)
         np.add.at(steps, (vm_of, end), -level)
