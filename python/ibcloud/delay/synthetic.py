@@ -10,8 +10,8 @@ be switched off for an ablation (see :class:`SyntheticParams`):
 1. heterogeneous VM sizes (mostly 1–2 vCPUs, a few 4, 8 and 12);
 2. a low median with a heavy tail: log-normal idle levels, a few VMs busy;
 3. synchronised bursts every ``burst_period`` minutes at a common phase;
-4. non-stationarity: job episodes whose rate changes by day and VM, busy
-   levels that drift by day, and a diurnal modulation.
+4. non-stationarity: job episodes whose rate changes by day, busy levels
+   that move from day to day within a bounded range, a diurnal modulation.
 
 The default parameters are calibrated (docs/reproductions/delay.md) so that
 the paper's full-data bin counts come out (5 / 7 / 2 hosts for 12 cores at
@@ -55,7 +55,7 @@ class SyntheticParams:
 
     vm_mix: Tuple[Tuple[int, int], ...] = PAPER_VM_MIX
     """(vCPUs, number of VMs) pairs."""
-    idle_median: float = 0.012
+    idle_median: float = 0.008
     """Median idle level, fraction of each vCPU."""
     idle_sigma: float = 0.9
     """Log-normal spread of the idle level across VMs."""
@@ -63,13 +63,13 @@ class SyntheticParams:
     """Gamma shape of the per-minute noise on the idle level (mean 1)."""
     burst_period: int = 5
     """Minutes between configuration-management runs."""
-    burst_cores_median: float = 0.12
+    burst_cores_median: float = 0.15
     """Median extra demand of one VM during a run, cores."""
     burst_sigma: float = 0.6
     """Log-normal spread of the burst size across VMs."""
     burst_noise_sigma: float = 0.35
     """Log-normal spread of one VM's burst from run to run."""
-    burst_spread: int = 1
+    burst_spread: int = 3
     """Minutes over which the VMs' burst phases are spread (1: all in the same
     minute; cron splay makes the fleet average look like a sinusoid)."""
     synchronised_bursts: bool = True
@@ -82,18 +82,23 @@ class SyntheticParams:
     """The busy VMs' levels are scaled to add up to this many cores (capped at
     90 % of each VM's vCPUs), so the fleet's load does not hinge on which VMs
     the seed makes busy."""
-    busy_day_sigma: float = 0.3
-    """Log-normal day-to-day drift of a busy VM's level."""
-    busy_hour_sigma: float = 0.25
+    busy_day_spread: float = 0.4
+    """A busy VM's level on a day is its mean × (1 ± this), uniformly: large
+    but bounded day-to-day swings."""
+    busy_hour_sigma: float = 0.15
     """Log-normal hour-to-hour drift of a busy VM's level."""
-    episode_rate: float = 0.25
-    """Mean job episodes per VM per day."""
-    episode_day_sigma: float = 1.2
-    """Log-normal spread of the episode rate by VM and day (non-stationarity)."""
-    episode_hours: float = 2.5
+    busy_noise_shape: float = 1.0
+    """Gamma shape of a busy VM's minute-to-minute noise (mean 1; lower is burstier)."""
+    episode_vms: float = 0.3
+    """Share of VMs that run jobs at all (the others never do)."""
+    episode_rate: float = 4.0
+    """Mean job episodes per day of a VM that runs jobs."""
+    episode_day_sigma: float = 0.4
+    """Log-normal spread of the episode rate from day to day (non-stationarity)."""
+    episode_hours: float = 0.5
     """Mean episode length, hours (exponential)."""
-    episode_cores: Tuple[float, float] = (0.2, 1.2)
-    """Range of an episode's demand in cores (capped at the VM's vCPUs)."""
+    episode_level: Tuple[float, float] = (0.2, 0.7)
+    """Range of an episode's demand, fraction of the VM's vCPUs."""
     diurnal_amplitude: float = 0.35
     """Relative day/night swing of idle load and episode starts (0: none)."""
 
@@ -169,14 +174,16 @@ def synthetic_trace(
     levels = np.minimum(levels, 0.9 * vcpus[busy])
     hours = minutes // 60
     for vm, level in zip(busy, levels):
-        by_day = np.exp(params.busy_day_sigma * rng.standard_normal(int(days)))
+        by_day = 1.0 + params.busy_day_spread * rng.uniform(-1.0, 1.0, int(days))
         by_hour = np.exp(params.busy_hour_sigma * rng.standard_normal(hours))
-        demand[vm] += level * by_day[day_of] * np.repeat(by_hour, 60) * rng.gamma(4.0, 0.25, minutes)
+        demand[vm] += level * by_day[day_of] * np.repeat(by_hour, 60) * rng.gamma(
+            params.busy_noise_shape, 1.0 / params.busy_noise_shape, minutes)
 
     # 4. Job episodes: Poisson starts whose rate varies by VM and day.
     if params.episode_rate > 0:
-        rates = params.episode_rate * np.exp(params.episode_day_sigma * rng.standard_normal((n, int(days)))
-                                             - params.episode_day_sigma ** 2 / 2)
+        per_vm = (rng.random((n, 1)) < params.episode_vms).astype(float)
+        per_day = np.exp(params.episode_day_sigma * rng.standard_normal((n, int(days))) - params.episode_day_sigma ** 2 / 2)
+        rates = params.episode_rate * per_vm * per_day
         counts = rng.poisson(rates)
         total = int(counts.sum())
         vm_of = np.repeat(np.repeat(np.arange(n), int(days)), counts.ravel())
@@ -187,8 +194,8 @@ def synthetic_trace(
         start = day_idx * MINUTES_PER_DAY + np.searchsorted(cdf, rng.random(total))
         length = np.maximum(1, np.round(rng.exponential(params.episode_hours * 60, total))).astype(np.int64)
         end = np.minimum(start + length, minutes)
-        elo, ehi = params.episode_cores
-        level = np.minimum(rng.uniform(elo, ehi, total), vcpus[vm_of])
+        elo, ehi = params.episode_level
+        level = rng.uniform(elo, ehi, total) * vcpus[vm_of]
         steps = np.zeros((n, minutes + 1))
         np.add.at(steps, (vm_of, start), level)
         np.add.at(steps, (vm_of, end), -level)
@@ -212,6 +219,6 @@ def ablations() -> Sequence[Tuple[str, SyntheticParams]]:
     return [
         ("unsynchronised bursts", dataclasses.replace(base, synchronised_bursts=False)),
         ("no bursts", dataclasses.replace(base, burst_cores_median=0.0)),
-        ("stationary days", dataclasses.replace(base, episode_day_sigma=0.0, busy_day_sigma=0.0)),
+        ("stationary days", dataclasses.replace(base, episode_day_sigma=0.0, busy_day_spread=0.0)),
         ("no busy VMs", dataclasses.replace(base, busy_fraction=0.0)),
     ]
