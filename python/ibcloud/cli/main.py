@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import route, run, topo, verify
+    from ibcloud.cli import consolidate, reproduce, route, run, topo, verify
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     route.register(commands)
     verify.register(commands)
     run.register(commands)
+    consolidate.register(commands)
+    reproduce.register(commands)
     return parser
 
 

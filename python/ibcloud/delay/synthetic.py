@@ -79,7 +79,7 @@ class SyntheticParams:
     """Share of VMs that are busy all the time (drawn among VMs with ≥ 2 vCPUs)."""
     busy_level: Tuple[float, float] = (0.25, 0.75)
     """Range of a busy VM's level, fraction of its vCPUs, before scaling."""
-    busy_cores_total: float = 18.0
+    busy_cores_total: float = 21.0
     """The busy VMs' levels are scaled to add up to this many cores (capped at
     90 % of each VM's vCPUs), so the fleet's load does not hinge on which VMs
     the seed makes busy."""
