@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -80,6 +81,17 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _console():
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=140)
+
+
 def _fmt(v: float) -> str:
     if v != v:  # NaN
         return "-"
@@ -88,7 +100,6 @@ def _fmt(v: float) -> str:
 
 def _consolidate(args: argparse.Namespace) -> ExitStatus:
     """Pack a trace by delay or utilisation and report every host."""
-    from rich.console import Console
     from rich.table import Table
 
     from ibcloud.delay import consolidate
@@ -102,9 +113,8 @@ def _consolidate(args: argparse.Namespace) -> ExitStatus:
         raise DelayParameterError("--cross-validate chooses the days itself; leave out --pack-days/--eval-days")
     trace = read_trace(args.trace, args.layout, vmtable=args.vmtable, vcpus=args.vcpus,
                        bad_vms="drop" if args.drop_bad_vms else "error")
-    err = Console(stderr=True, highlight=False)
     if trace.cleaning.text() and not args.json:
-        err.print(trace.cleaning.text())
+        print(trace.cleaning.text(), file=sys.stderr)
     cap = args.cap if args.by == "delay" else None
     unit = "core-min" if args.unit == "core_minutes" else "min"
 
@@ -122,7 +132,7 @@ def _consolidate(args: argparse.Namespace) -> ExitStatus:
         if args.json:
             print(json.dumps(report, indent=2))
         else:
-            console = Console(highlight=False)
+            console = _console()
             console.print(f"{trace!r}")
             console.print(f"leave-one-day-out over {trace.whole_days} days, {args.by}"
                           + (f" ≤ {args.cap:g} {unit}/day" if cap is not None else "")
@@ -157,10 +167,10 @@ def _consolidate(args: argparse.Namespace) -> ExitStatus:
             "hosts_over_cap": len(over), "placement": str(args.placement) if args.placement else None,
         }, indent=2, default=lambda v: None))
     else:
-        console = Console(highlight=False)
+        console = _console()
         console.print(f"{trace!r}")
-        console.print(f"{result.spec.label()}, {args.fit} fit: {len(rows)} hosts; judged on {result.eval_days:g} "
-                      f"day(s) at full capacity")
+        console.print(f"{result.spec.label()}, {args.fit} fit: {_count(len(rows), 'host')}; judged on "
+                      f"{result.eval_days:g} day(s) at full capacity")
         table = Table(title_justify="left")
         for h in ("host", "VMs", "load (cores)", f"packing delay ({unit})", f"delay/day ({unit})",
                   f"max delay ({unit})", "% delayed", "filling %"):

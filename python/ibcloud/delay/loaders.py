@@ -171,14 +171,16 @@ class _Rows:
     file: List[np.ndarray] = dataclasses.field(default_factory=list)
     line: List[np.ndarray] = dataclasses.field(default_factory=list)
     bad: List[np.ndarray] = dataclasses.field(default_factory=list)  # problem index, -1 when fine
-    files: List[Tuple[Path, bool]] = dataclasses.field(default_factory=list)
+    files: List[Tuple[Path, bool, int]] = dataclasses.field(default_factory=list)  # path, CSV?, first line
     problems: List[object] = dataclasses.field(default_factory=list)  # message, or row -> message
     has_mem: bool = False
 
-    def add(self, path: Path, csv: bool, vm, time, cpu, vcpus, mem, problems: List[Tuple[np.ndarray, object]]) -> None:
+    def add(self, path: Path, csv: bool, vm, time, cpu, vcpus, mem, problems: List[Tuple[np.ndarray, object]],
+            header: bool = True) -> None:
         n = len(time)
         file_id = len(self.files)
-        self.files.append((path, csv))
+        first = (2 if header else 1) if csv else 0
+        self.files.append((path, csv, first))
         bad = np.full(n, -1, dtype=np.int64)
         # Earlier problems win: fill in reverse so the first listed is kept.
         for mask, message in reversed(problems):
@@ -192,16 +194,16 @@ class _Rows:
         self.mem.append(np.full(n, np.nan) if mem is None else np.asarray(mem, dtype=float))
         self.has_mem = self.has_mem or mem is not None
         self.file.append(np.full(n, file_id, dtype=np.int64))
-        self.line.append(np.arange(n, dtype=np.int64) + (2 if csv else 0))
+        self.line.append(np.arange(n, dtype=np.int64) + first)
         self.bad.append(bad)
 
     def message(self, problem: int, file_id: int, line: int) -> str:
         text = self.problems[problem]
-        row = line - (2 if self.files[file_id][1] else 0)
+        row = line - self.files[file_id][2]
         return text(row) if callable(text) else str(text)
 
     def where(self, file_id: int, line: int) -> str:
-        path, csv = self.files[file_id]
+        path, csv, _ = self.files[file_id]
         return f"{path}:{line}" if csv else f"{path}: row {line}"
 
 
@@ -259,6 +261,9 @@ def _assemble(rows: _Rows, source: str, bad_vms: str, seconds: bool) -> Trace:
     t_ok = (bad < 0) & np.isfinite(time)
     if not np.any(t_ok):
         f, ln, message = min(problems.values())
+        if bad_vms == "drop":
+            raise TraceError(f"{source}: every VM has a problem; nothing is left after dropping them "
+                             f"(first: {rows.where(f, ln)}: {message})")
         raise TraceError(f"{rows.where(f, ln)}: {message} (no usable sample in the trace)")
 
     # Grid: snap times to the common step.
@@ -307,8 +312,8 @@ def _assemble(rows: _Rows, source: str, bad_vms: str, seconds: bool) -> Trace:
 
     for v in range(n_vms):
         a, b = starts[v], ends[v]
-        if a == b:
-            continue  # every sample of the VM is bad: flagged above
+        if a == b or v in problems:
+            continue  # its bad samples, flagged above, would show up as gaps
         times = np.unique(oi[a:b])
         if times.size == n_samples:
             continue
@@ -572,7 +577,7 @@ def read_azure(path: PathLike, vmtable: Optional[PathLike] = None, vcpus: Option
                              lambda i, vm=vm, lo=lo, avg=avg, hi=hi: f"VM {vm[i]}: min/avg/max CPU {lo[i]:g}/"
                                                                      f"{avg[i]:g}/{hi[i]:g} % are out of order"))
         rows.add(file, csv, vm, np.where(stamp_bad, np.nan, stamp), np.nan_to_num(count) * np.nan_to_num(avg) / 100.0,
-                 count, None, problems)
+                 count, None, problems, header=header)
     return _assemble(rows, str(path), bad_vms, seconds=True)
 
 

@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -512,7 +513,7 @@ def run(args: argparse.Namespace) -> int:
             trace = read_trace(args.trace, args.layout, vmtable=args.vmtable, vcpus=args.vcpus,
                                bad_vms="drop" if args.drop_bad_vms else "error")
             if trace.cleaning.text() and not args.json:
-                err.print(trace.cleaning.text(), highlight=False)
+                print(trace.cleaning.text(), file=sys.stderr)
         else:
             trace = synthetic_trace(seed=args.seed, days=args.days, n_vms=args.vms)
         if status is not None:

@@ -364,5 +364,8 @@ class Trace:
         return path
 
     def __repr__(self) -> str:
-        return (f"Trace({self.n_vms} VMs, {self.vcores} vCPUs, {self.n_samples} samples of "
-                f"{self._interval:g} min, {self.days:.2f} days, from {self.source})")
+        def count(n: int, noun: str) -> str:
+            return f"{n} {noun}" + ("" if n == 1 else "s")
+
+        return (f"Trace({count(self.n_vms, 'VM')}, {count(self.vcores, 'vCPU')}, {count(self.n_samples, 'sample')} "
+                f"of {self._interval:g} min, {self.days:.2f} days, from {self.source})")
