@@ -6,6 +6,7 @@
 #   make test   Rust tests, then Python tests
 #   make bench  the criterion benchmarks of the workspace
 #   make bench-opensm  routing side by side with OpenSM on ibsim (big trees; minutes)
+#   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -28,7 +29,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm build venv system-deps clean
+.PHONY: run test test-rust test-python bench bench-opensm bench-delay build venv system-deps clean
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -48,6 +49,9 @@ bench: $(STAMPS)/venv
 bench-opensm: system-deps build
 	$(VPY) bench/routing_vs_opensm.py --presets ft5832 ft11664 --engines ftree minhop updn
 	$(VPY) bench/routing_vs_opensm.py --presets ft5832 --engines dfsssp
+
+bench-delay: build
+	$(VPY) bench/delay_campaign.py
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv
