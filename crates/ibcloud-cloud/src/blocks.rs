@@ -162,7 +162,9 @@ pub(crate) enum Outcome {
 }
 
 /// The full recursion over `series + row` (the host with the VM added),
-/// skipping blocks that provably stay idle, stopping once Σ r > `limit`.
+/// skipping blocks that provably stay idle, stopping once Σ r > `limit`;
+/// the queue of every block it runs goes to `queue`.
+#[allow(clippy::too_many_arguments)] // the hot loop's inputs, kept as plain slices
 pub(crate) fn run(
     series: &[f64],
     series_max: &[f64],

@@ -103,7 +103,7 @@ impl Window {
 
     /// Every sample of `demand`, as one segment.
     pub fn all(demand: &Demand) -> Self {
-        Self { segments: vec![0..demand.n_samples] }
+        Self { segments: std::iter::once(0..demand.n_samples).collect() }
     }
 
     /// The segments.

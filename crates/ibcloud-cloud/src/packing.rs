@@ -98,7 +98,7 @@ impl PackSpec {
             });
         }
         if let Criterion::Delay { limit } = self.criterion {
-            if !(limit >= 0.0) || limit.is_nan() {
+            if limit.is_nan() || limit < 0.0 {
                 return Err(ConsolidationError::BadParameter {
                     name: "limit",
                     value: limit,

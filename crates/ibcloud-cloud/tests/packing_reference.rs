@@ -75,7 +75,7 @@ proptest! {
     #[test]
     fn optimised_packer_takes_the_naive_decisions((n_vms, n, data, cut, cores, theta, limit, first) in case()) {
         let demand = Demand::new(n_vms, n, 1.0, data).unwrap();
-        let segments = if cut % 2 == 0 { vec![0..cut, cut..n] } else { vec![0..n] };
+        let segments = if cut % 2 == 0 { vec![0..cut, cut..n] } else { std::iter::once(0..n).collect() };
         let window = Window::new(&demand, segments.clone()).unwrap();
         let criterion = match limit { None => Criterion::Utilisation, Some(limit) => Criterion::Delay { limit } };
         let spec = PackSpec { cores, threshold: theta, criterion, fit: if first { Fit::First } else { Fit::Best },
@@ -129,7 +129,7 @@ proptest! {
     #[test]
     fn optimised_packer_agrees_on_arbitrary_demand((n_vms, n, data, cut, cores, theta, limit, first) in rough_case()) {
         let demand = Demand::new(n_vms, n, 1.0, data).unwrap();
-        let segments = if cut % 2 == 0 { vec![0..cut, cut..n] } else { vec![0..n] };
+        let segments = if cut % 2 == 0 { vec![0..cut, cut..n] } else { std::iter::once(0..n).collect() };
         let window = Window::new(&demand, segments.clone()).unwrap();
         let criterion = match limit { None => Criterion::Utilisation, Some(limit) => Criterion::Delay { limit } };
         let spec = PackSpec { cores, threshold: theta, criterion, fit: if first { Fit::First } else { Fit::Best },

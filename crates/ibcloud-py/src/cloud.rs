@@ -60,7 +60,7 @@ pub struct PyDemandMatrix {
 impl PyDemandMatrix {
     #[new]
     fn new(py: Python<'_>, data: &[u8], n_vms: usize, n_samples: usize, interval_minutes: f64) -> PyResult<Self> {
-        if data.len() % 8 != 0 {
+        if !data.len().is_multiple_of(8) {
             return Err(PyValueError::new_err(format!("{} bytes is not a whole number of float64 values", data.len())));
         }
         let values: Vec<f64> = data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();

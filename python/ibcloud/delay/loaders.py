@@ -533,7 +533,7 @@ def read_azure(path: PathLike, vmtable: Optional[PathLike] = None, vcpus: Option
     buckets = _read_vmtable(Path(vmtable)) if vmtable is not None else {}
     rows = _Rows()
     for file in _azure_files(path):
-        header = _first_line(file).strip().split(",")[0].strip().lower() == "timestamp" and not _is_parquet(file)
+        header = not _is_parquet(file) and _first_line(file).strip().split(",")[0].strip().lower() == "timestamp"
         frame, csv = _read_table(file, header=header, names=AZURE_COLUMNS)
         if header or _is_parquet(file):
             _check_columns(file, list(frame.columns), AZURE_COLUMNS, AZURE_COLUMNS, "Azure VM CPU readings")

@@ -176,7 +176,7 @@ def fig3_cases() -> Dict[str, Dict[str, float]]:
     return out
 
 
-def _full_data(trace: Trace, bins, fit: str, unit: str) -> Dict[str, Any]:
+def _full_data(bins) -> Dict[str, Any]:
     full = bins[bins["experiment"] == "full-data"]
     hosts = {}
     for (by, k, theta), group in full.groupby(["by", "cores", "threshold"]):
@@ -284,7 +284,7 @@ def reproduce(trace: Trace, out: Optional[Path] = DEFAULT_OUT, plots: bool = Tru
     t1, t2 = table_i(campaign.bins), table_ii(campaign.bins)
     heads = headline_ratios(t1, t2)
     cases = fig3_cases()
-    full = _full_data(trace, campaign.bins, fit, unit)
+    full = _full_data(campaign.bins)
     checks = _checks(cases, full, campaign.bins, t1, t2, heads, paper_scale)
     files: List[str] = []
     if out is not None:
