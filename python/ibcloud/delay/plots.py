@@ -67,6 +67,7 @@ def plot_cases(path: Union[str, Path]) -> Path:
         t = np.arange(1, d.size + 1)
         axes[0, col].step(t, 100 * d, where="mid", color="tab:blue", label="demand")
         axes[0, col].axhline(100, color="black", lw=0.8, ls="--", label="capacity")
+        axes[0, col].set_ylim(0, 100 * max(d.max(), 1.0) * 1.1)
         axes[0, col].set_title(name)
         axes[1, col].bar(t, w, color="tab:orange")
         axes[2, col].plot(t, np.cumsum(w), color="tab:red", marker=".")
@@ -159,6 +160,7 @@ def plot_full_data(bins, by: str, path: Union[str, Path]) -> Path:
             ax = axes[i, j]
             hosts = sel[(sel["cores"] == k) & (sel["threshold"] == theta)].sort_values("host")
             ax.bar(hosts["host"] + 1, np.maximum(hosts["total_delay"], ZERO_FLOOR), color="tab:blue")
+            ax.set_xticks(hosts["host"] + 1)
             ax.set_yscale("log")
             ax.set_title(f"{k:g} cores, θ = {theta:g} %", fontsize=9)
             if i == len(cores) - 1:
