@@ -7,6 +7,7 @@
 #   make bench  the criterion benchmarks of the workspace
 #   make bench-opensm  routing side by side with OpenSM on ibsim (big trees; minutes)
 #   make bench-analysis  congestion analysis on ft11664 (10,000 bisections, one shift) vs plain Python
+#   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -29,7 +30,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis build venv system-deps clean
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -52,6 +53,9 @@ bench-opensm: system-deps build
 
 bench-analysis: build
 	$(VPY) bench/analysis_speed.py --preset ft11664 --runs 10000
+
+bench-delay: build
+	$(VPY) bench/delay_campaign.py
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv

@@ -142,3 +142,26 @@ def verify_tables(
 def read_path_sls(path: _Path, opensm_log: bool = ...) -> PathSls: ...
 def write_fdbs(tables: ForwardingTables, path: _Path) -> None: ...
 def parse_ibroute(text: str, fabric: Fabric, file: str = ...) -> ForwardingTables: ...
+
+# ibcloud-cloud (crates/ibcloud-py/src/cloud.rs): demand matrix and consolidation jobs of Paper VI.
+class DemandMatrix:
+    def __init__(self, data: bytes, n_vms: int, n_samples: int, interval_minutes: float) -> None: ...
+    @property
+    def n_vms(self) -> int: ...
+    @property
+    def n_samples(self) -> int: ...
+    @property
+    def interval_minutes(self) -> float: ...
+    def run_jobs(
+        self,
+        jobs: List[
+            Tuple[List[Tuple[int, int]], List[Tuple[int, int]], float, float, Optional[float], str, str, bool]
+        ],
+    ) -> List[
+        Tuple[
+            List[List[int]],
+            List[float],
+            List[float],
+            List[Tuple[float, float, int, int, float, float, float]],
+        ]
+    ]: ...

@@ -11,6 +11,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 mod analysis;
+mod cloud;
 mod error;
 mod exceptions;
 mod fabric;
@@ -63,5 +64,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::write_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(formats::parse_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(formats::render_fabric, m)?)?;
+    cloud::register(m)?;
     Ok(())
 }

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import analyze, route, run, topo, verify
+    from ibcloud.cli import analyze, consolidate, reproduce, route, run, topo, verify
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.register(commands)
     analyze.register(commands)
     run.register(commands)
+    consolidate.register(commands)
+    reproduce.register(commands)
     return parser
 
 

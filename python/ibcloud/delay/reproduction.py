@@ -1,0 +1,533 @@
+"""``ibcloud reproduce delay``: Paper VI's experiments on the synthetic trace
+(or a trace of yours), with Tables I and II and the headline ratios printed
+beside the paper's, the checks of what counts as reproduced, plots, and the
+results written as files.
+
+What it runs: the campaign of :func:`ibcloud.delay.run_campaign` (13 folds ×
+3 host sizes × 8 utilisation thresholds and 16 delay settings, plus the
+full-trace packings), Fig. 3's three single-core cases, and the checks R1–R7
+of docs/reproductions/delay.md. It writes ``bins.csv`` (every host of every
+packing), ``table_i.csv``, ``table_ii.csv``, ``summary.json`` (settings,
+tables, ratios, checks) and the figures to ``--out``
+(default ``out/reproductions/delay``). Exit status 1 when a check fails.
+
+>>> from ibcloud.delay import synthetic_trace
+>>> rep = reproduce(synthetic_trace(seed=3, n_vms=40, days=3), out=None, plots=False)
+>>> [c.id for c in rep.checks][:3]
+['R1', 'R2', 'R3']
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from ibcloud.delay import paper
+from ibcloud.delay.campaign import CampaignResult, headline_ratios, run_campaign, table_i, table_ii
+from ibcloud.delay.kernel import delay_stats
+from ibcloud.delay.packing import consolidate
+from ibcloud.delay.plots import CASES, plot_cases, plot_fleet, plot_full_data, plot_host, plot_pareto, plot_scatter
+from ibcloud.delay.trace import Trace
+
+__all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT"]
+
+#: One line for ``ibcloud reproduce --list``.
+DESCRIPTION = "Paper VI: workload delay as a QoS metric, utilisation- vs delay-based VM consolidation (Tables I, II)"
+#: Where results go unless ``--out`` says otherwise.
+DEFAULT_OUT = Path("out") / "reproductions" / "delay"
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One claim of the paper and whether our run shows it.
+
+    >>> Check("R1", "Fig. 3 cases", True, "ok").mark
+    'ok'
+    """
+
+    id: str
+    """R1–R7, as in docs/reproductions/delay.md."""
+    claim: str
+    """What the paper shows."""
+    passed: bool
+    """Whether this run shows it."""
+    detail: str
+    """Our numbers behind the verdict."""
+
+    @property
+    def mark(self) -> str:
+        """``ok`` or ``FAIL``.
+
+        >>> Check("R9", "x", False, "").mark
+        'FAIL'
+        """
+        return "ok" if self.passed else "FAIL"
+
+
+@dataclasses.dataclass
+class Reproduction:
+    """Everything one run of the reproduction produced.
+
+    >>> from ibcloud.delay import synthetic_trace
+    >>> rep = reproduce(synthetic_trace(seed=3, n_vms=40, days=3), out=None, plots=False)
+    >>> sorted(rep.as_dict())[:3]
+    ['campaign_seconds', 'cases', 'checks']
+    """
+
+    trace: Dict[str, Any]
+    """Summary of the trace used."""
+    paper_scale: bool
+    """Whether the trace is the full-size synthetic stand-in (405 VMs, 13
+    days), for which the paper's bin counts are a check."""
+    campaign: CampaignResult
+    """All hosts of all packings."""
+    table_i: Any
+    """Our Table I (pandas)."""
+    table_ii: Any
+    """Our Table II (pandas)."""
+    headlines: Dict[str, Any]
+    """Our headline comparisons (see :func:`ibcloud.delay.headline_ratios`)."""
+    cases: Dict[str, Dict[str, float]]
+    """Fig. 3: total and max delay of each case."""
+    full_data: Dict[str, Any]
+    """Sections V-A/B: hosts per setting, the first 12-core host's delay."""
+    checks: List[Check]
+    """R1–R7."""
+    files: List[str]
+    """Files written."""
+    seconds: Dict[str, float]
+    """Wall time of the steps."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check passed.
+
+        >>> from ibcloud.delay import synthetic_trace
+        >>> isinstance(reproduce(synthetic_trace(seed=3, n_vms=40, days=3), out=None, plots=False).ok, bool)
+        True
+        """
+        return all(c.passed for c in self.checks)
+
+    def as_dict(self) -> Dict[str, Any]:
+        """JSON-ready form, ours beside the paper's.
+
+        >>> from ibcloud.delay import synthetic_trace
+        >>> d = reproduce(synthetic_trace(seed=3, n_vms=40, days=3), out=None, plots=False).as_dict()
+        >>> sorted(d["table_i"]["rows"][0])
+        ['ours', 'paper', 'threshold']
+        """
+        return _clean({
+            "trace": self.trace,
+            "settings": self.campaign.settings,
+            "packings": self.campaign.packings,
+            "campaign_seconds": round(self.campaign.seconds, 3),
+            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+            "unit": self.campaign.settings["unit"],
+            "table_i": {"columns": list(paper.COLUMNS), "rows": [
+                {"threshold": th, "paper": paper.TABLE_I.get(int(th)), "ours": _row(self.table_i.loc[th])}
+                for th in self.table_i.index]},
+            "table_ii": {"columns": list(paper.COLUMNS), "rows": [
+                {"cap": cap, "threshold": th, "paper": paper.TABLE_II.get((int(cap), int(th))),
+                 "ours": _row(self.table_ii.loc[(cap, th)])}
+                for cap, th in self.table_ii.index]},
+            "headlines": {"paper": paper.HEADLINES, "ours": self.headlines},
+            "cases": self.cases,
+            "full_data": self.full_data,
+            "checks": [dataclasses.asdict(c) for c in self.checks],
+            "ok": self.ok,
+            "files": self.files,
+        })
+
+
+def _row(series) -> Dict[str, float]:
+    return {k: float(series[k]) for k in list(paper.COLUMNS) + ["hosts"] if k in series}
+
+
+def _clean(value):
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str) else k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(float(value)) else float(value)
+    return value
+
+
+def fig3_cases() -> Dict[str, Dict[str, float]]:
+    """Total and maximum delay (minutes) of Fig. 3's cases on one core.
+
+    >>> fig3_cases()["Case 2"]
+    {'total_delay': 7.5, 'max_delay': 0.5, 'minutes': 15}
+    """
+    out = {}
+    for name, series in CASES.items():
+        s = delay_stats(series, capacity=1.0)
+        out[name] = {"total_delay": s.total_delay, "max_delay": s.max_delay, "minutes": len(series)}
+    return out
+
+
+def _full_data(bins) -> Dict[str, Any]:
+    full = bins[bins["experiment"] == "full-data"]
+    hosts = {}
+    for (by, k, theta), group in full.groupby(["by", "cores", "threshold"]):
+        hosts.setdefault(by, {})[f"{k:g}x{theta:g}"] = int(len(group))
+    first = full[(full["by"] == "utilisation") & (full["cores"] == 12) & (full["threshold"] == 100)]
+    first = first.sort_values("host")
+    delay_hosts = full[full["by"] == "delay"]
+    multi = delay_hosts[delay_hosts["n_vms"] > 1]
+    return {
+        "hosts": hosts,
+        "paper_hosts": {f"{k}x{t}": n for (k, t), n in paper.FULL_DATA["hosts"].items()},
+        "first_host_delay_12_cores_100": float(first["total_delay"].iloc[0]) if len(first) else None,
+        "last_host_delay_12_cores_100": float(first["total_delay"].iloc[-1]) if len(first) else None,
+        "paper_first_host_delay_12_cores_100": paper.FULL_DATA["first_host_delay_12_cores_100"],
+        "delay_cap_total": paper.FULL_DATA["delay_cap_total"],
+        "delay_max_multi_vm_host": float(multi["total_delay"].max()) if len(multi) else 0.0,
+        "delay_hosts_over_cap": int((delay_hosts["total_delay"] > paper.FULL_DATA["delay_cap_total"] + 1e-6).sum()),
+        "delay_single_vm_hosts_over_cap": int(((delay_hosts["n_vms"] == 1) & (
+            delay_hosts["total_delay"] > paper.FULL_DATA["delay_cap_total"] + 1e-6)).sum()),
+    }
+
+
+def _checks(rep_cases, full, bins, t1, t2, heads, paper_scale: bool) -> List[Check]:
+    checks = []
+    c1, c2, c3 = rep_cases["Case 1"], rep_cases["Case 2"], rep_cases["Case 3"]
+    checks.append(Check(
+        "R1", "Fig. 3: Case 1 has no delay, Case 2 half a minute for every minute, Case 3 less total but a higher peak",
+        c1["total_delay"] == 0 and abs(c2["total_delay"] - 0.5 * c2["minutes"]) < 1e-9
+        and c3["total_delay"] < c2["total_delay"] and c3["max_delay"] > c2["max_delay"],
+        f"totals {c1['total_delay']:g} / {c2['total_delay']:g} / {c3['total_delay']:g} min, "
+        f"peaks {c1['max_delay']:g} / {c2['max_delay']:g} / {c3['max_delay']:g} min"))
+    util_hosts = full["hosts"].get("utilisation", {})
+    if paper_scale:
+        want = full["paper_hosts"]
+        got = {k: util_hosts.get(k) for k in want}
+        checks.append(Check("R2", "Full trace, utilisation: 5 / 7 / 2 hosts for 12 cores at 100 % / 12 at 70 % / "
+                                  "32 at 100 %", got == want, f"ours {got}"))
+    else:
+        checks.append(Check("R2", "Full trace, utilisation: fewer hosts at a higher threshold",
+                            all(util_hosts.get(f"{k:g}x100", 0) <= util_hosts.get(f"{k:g}x70", 0)
+                                for k in (12, 16, 32) if f"{k:g}x70" in util_hosts), f"ours {util_hosts}"))
+    delay_hosts = full["hosts"].get("delay", {})
+    more = all(delay_hosts.get(k, 0) >= n for k, n in util_hosts.items())
+    checks.append(Check(
+        "R3", "Full trace, delay ≤ 1,000 min per host: every host holding more than one VM stays within it, "
+              "with at least as many hosts as utilisation packing",
+        full["delay_max_multi_vm_host"] <= full["delay_cap_total"] + 1e-6 and more,
+        f"largest multi-VM host {full['delay_max_multi_vm_host']:.1f} min; hosts {delay_hosts}"))
+    th = list(t1.index)
+    avg = t1["avg_delay"].to_numpy()
+    fill = t1["avg_filling"].to_numpy()
+    heavy = bool(np.all(t1["avg_delay"] >= t1["median_delay"]))
+    tracks = bool(np.all((fill <= np.asarray(th) + 5) & (fill >= np.asarray(th) - 15)))
+    checks.append(Check(
+        "R4", "Table I: average delay grows with the threshold, filling follows it (never falls, within 15 points "
+              "below), mean ≥ median (heavy tail)",
+        bool(np.all(np.diff(avg) > 0) and np.all(np.diff(fill) >= -0.5)) and heavy and tracks,
+        "avg delay " + ", ".join(f"{a:.3g}" for a in avg) + "; filling " + ", ".join(f"{f:.1f}" for f in fill)))
+    caps = sorted({c for c, _ in t2.index})
+    at100 = [float(t2.loc[(c, 100), "avg_delay"]) for c in caps if (c, 100) in t2.index]
+    near = all(0.1 * c <= d <= 10 * c for c, d in zip(caps, at100))
+    grows = bool(np.all(np.diff(at100) >= 0))
+    below = bool(np.all(t2["avg_filling"].to_numpy() <= np.asarray([t for _, t in t2.index]) - 10))
+    checks.append(Check(
+        "R5", "Table II: at θ = 100 % the average test-day delay is within 0.1–10× the accepted delay and grows "
+              "with it; filling stays ≥ 10 points below θ",
+        near and grows and below, "avg delay at θ = 100 %: " + ", ".join(
+            f"{d:.3g} (cap {c:g})" for c, d in zip(caps, at100))))
+    eq_d, eq_u = heads.get("equal_delay"), heads.get("equal_utilisation")
+    if eq_d and eq_u:
+        ok = eq_d["max_delay_ratio"] > 1 and eq_u["avg_delay_ratio"] >= 10
+        detail = (f"worst host {eq_d['max_delay_ratio']:.2f}× lower at equal average delay (paper 4.03×); "
+                  f"average delay {eq_u['avg_delay_ratio']:.1f}× lower at equal utilisation (paper 47×)")
+    else:
+        ok, detail = False, "the settings of the comparison were not run"
+    checks.append(Check("R6", "Delay packing wins at matched settings: lower worst case at equal average delay, "
+                              "an order of magnitude lower average delay at equal utilisation", ok, detail))
+    cv = bins[bins["experiment"] == "cross-validation"]
+    counts = cv.groupby(["by", "fold", "cores", "threshold", "cap"], dropna=False).size().reset_index(name="hosts")
+    util = counts[counts["by"] == "utilisation"].set_index(["fold", "cores", "threshold"])["hosts"]
+    delay = counts[counts["by"] == "delay"]
+    worse = sum(1 for _, r in delay.iterrows()
+                if (r["fold"], r["cores"], r["threshold"]) in util.index
+                and r["hosts"] < util.loc[(r["fold"], r["cores"], r["threshold"])])
+    checks.append(Check("R7", "Delay packing uses at least as many hosts as utilisation packing at the same threshold",
+                        worse == 0, f"{worse} of {len(delay)} delay packings used fewer hosts"))
+    return checks
+
+
+def reproduce(trace: Trace, out: Optional[Path] = DEFAULT_OUT, plots: bool = True, fit: str = "best",
+              unit: str = "wall_minutes", paper_scale: bool = False) -> Reproduction:
+    """Runs the reproduction on ``trace``; writes results (and plots) to
+    ``out`` unless it is None. ``paper_scale`` (the full-size synthetic
+    trace) makes the paper's full-trace host counts a check.
+
+    >>> from ibcloud.delay import synthetic_trace
+    >>> rep = reproduce(synthetic_trace(seed=3, n_vms=40, days=3), out=None, plots=False)
+    >>> rep.campaign.packings
+    240
+    """
+    seconds: Dict[str, float] = {}
+    started = time.perf_counter()
+    campaign = run_campaign(trace, fit=fit, unit=unit)
+    seconds["campaign"] = time.perf_counter() - started
+    t1, t2 = table_i(campaign.bins), table_ii(campaign.bins)
+    heads = headline_ratios(t1, t2)
+    cases = fig3_cases()
+    full = _full_data(campaign.bins)
+    checks = _checks(cases, full, campaign.bins, t1, t2, heads, paper_scale)
+    files: List[str] = []
+    if out is not None:
+        step = time.perf_counter()
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        campaign.bins.to_csv(out / "bins.csv", index=False)
+        t1.to_csv(out / "table_i.csv")
+        t2.to_csv(out / "table_ii.csv")
+        files += [str(out / n) for n in ("bins.csv", "table_i.csv", "table_ii.csv")]
+        if plots:
+            files += [str(p) for p in _plots(trace, campaign, t1, t2, out, fit, unit)]
+        seconds["writing"] = time.perf_counter() - step
+    rep = Reproduction(trace.summary(), paper_scale, campaign, t1, t2, heads, cases, full, checks, files, seconds)
+    if out is not None:
+        summary = Path(out) / "summary.json"
+        rep.files.append(str(summary))
+        summary.write_text(json.dumps(rep.as_dict(), indent=2) + "\n")
+    return rep
+
+
+def _paper_tables():
+    import pandas as pd
+
+    p1 = pd.DataFrame.from_dict(paper.TABLE_I, orient="index")
+    p2 = pd.DataFrame.from_dict(paper.TABLE_II, orient="index")
+    p2.index = pd.MultiIndex.from_tuples(p2.index, names=["cap", "threshold"])
+    return p1, p2
+
+
+def _plots(trace: Trace, campaign: CampaignResult, t1, t2, out: Path, fit: str, unit: str) -> List[Path]:
+    paths = [plot_cases(out / "fig3_cases.png")]
+    paths.append(plot_fleet(trace.cpu, trace.vcpus, out / "fig1_fleet.png", trace.interval_minutes))
+    if trace.n_vms > 0:
+        host = consolidate(trace, by="utilisation", threshold=100, cores=12, fit=fit, unit=unit).hosts[0]
+        demand = trace.cpu[host.vms].sum(axis=0)
+        w = delay_stats(demand, 12, trace.interval_minutes)
+        from ibcloud.delay.kernel import current_delay
+
+        peak = int(np.argmax(current_delay(demand, 12, trace.interval_minutes)))
+        span = int(180 / trace.interval_minutes)
+        start = max(0, min(peak - span // 2, demand.size - span))
+        paths.append(plot_host(demand[start:start + span], 12, out / "fig2_host.png", trace.interval_minutes,
+                               title=f"First 12-core host, utilisation packing at 100 %: {w.total_delay:,.0f} min "
+                                     "of delay over the trace; 3 hours around its worst minute"))
+    paths.append(plot_full_data(campaign.bins, "utilisation", out / "fig4_full_data_utilisation.png"))
+    paths.append(plot_full_data(campaign.bins, "delay", out / "fig5_full_data_delay.png"))
+    paths.append(plot_scatter(campaign.bins, "utilisation", out / "fig6_cv_utilisation.png"))
+    paths.append(plot_scatter(campaign.bins, "delay", out / "fig7_cv_delay.png"))
+    p1, p2 = _paper_tables()
+    paths.append(plot_pareto(t1, t2, out / "pareto.png", p1, p2))
+    return paths
+
+
+# -- command line ------------------------------------------------------------
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of ``ibcloud reproduce delay``.
+
+    >>> p = argparse.ArgumentParser()
+    >>> configure(p)
+    >>> p.parse_args(["--seed", "3", "--json"]).seed
+    3
+    """
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic trace (default: 0)")
+    parser.add_argument("--vms", type=_positive, default=None, metavar="N",
+                        help="synthetic trace with N VMs (default: the paper's 405)")
+    parser.add_argument("--days", type=_positive, default=13, metavar="N",
+                        help="synthetic trace of N days (default: 13; at least 2)")
+    parser.add_argument("--trace", metavar="TRACE", help="use this trace instead of the synthetic one")
+    parser.add_argument("--layout", choices=("plain", "bitbrains", "azure"), help="layout of --trace (default: guessed)")
+    parser.add_argument("--vmtable", metavar="FILE", help="Azure vmtable with the VMs' core counts")
+    parser.add_argument("--vcpus", type=_positive, metavar="N", help="Azure: this many vCPUs for every VM")
+    parser.add_argument("--drop-bad-vms", action="store_true",
+                        help="drop VMs with gaps or bad samples (the paper's cleaning) instead of stopping")
+    parser.add_argument("--fit", choices=("best", "first"), default="best", help="fit rule of both packers")
+    parser.add_argument("--unit", choices=("wall_minutes", "core_minutes"), default="wall_minutes",
+                        help="delay unit (default: wall_minutes, as the paper's magnitudes)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
+                        help=f"directory for results and plots (default: {DEFAULT_OUT})")
+    parser.add_argument("--no-plots", action="store_true", help="write no figures")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value
+
+
+def _fmt_delay(v: Optional[float]) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.2f}"
+
+
+def _fmt_pct(v: Optional[float]) -> str:
+    return "-" if v is None or not math.isfinite(v) else f"{v:.2f}"
+
+
+def _cells(row: Optional[Dict[str, float]]) -> List[str]:
+    if row is None:
+        return ["-"] * len(paper.COLUMNS)
+    return [(_fmt_pct if "filling" in c or "pct" in c else _fmt_delay)(row.get(c)) for c in paper.COLUMNS]
+
+
+def render(rep: Reproduction, console) -> None:
+    """Prints the tables, ratios and checks with rich.
+
+    >>> import io
+    >>> from rich.console import Console
+    >>> from ibcloud.delay import synthetic_trace
+    >>> console = Console(file=io.StringIO(), width=160)
+    >>> render(reproduce(synthetic_trace(seed=3, n_vms=40, days=3), out=None, plots=False), console)
+    >>> "Table I" in console.file.getvalue()
+    True
+    """
+    from rich.table import Table
+
+    t = rep.trace
+    unit = "core-min" if rep.campaign.settings["unit"] == "core_minutes" else "min"
+    console.print(f"[bold]Paper VI reproduction[/bold] on {t['source']}: {t['vms']} VMs, {t['vcores']} vCPUs, "
+                  f"{t['samples']} samples of {t['interval_minutes']:g} min ({t['days']:g} days), mean demand "
+                  f"{t['mean_demand_cores']:.1f} cores")
+    console.print(f"{rep.campaign.packings} packings in {rep.campaign.seconds:.2f} s; delays in {unit} per host and "
+                  f"test day; paper first, ours below")
+    headers = ["avg delay", "median", "max", "avg fill %", "median fill", "max fill", "% delayed", "delay if >0"]
+
+    table = Table(title="Table I: cross-validated packing by average utilisation", title_justify="left")
+    table.add_column("θ %", justify="right")
+    table.add_column("", justify="left")
+    for h in headers:
+        table.add_column(h, justify="right")
+    table.add_column("hosts", justify="right")
+    for th in rep.table_i.index:
+        ours = _row(rep.table_i.loc[th])
+        table.add_row(f"{th:g}", "paper", *_cells(paper.TABLE_I.get(int(th))), "", style="dim")
+        table.add_row("", "ours", *_cells(ours), f"{int(ours['hosts'])}", end_section=True)
+    console.print(table)
+
+    table = Table(title="Table II: cross-validated packing by delay", title_justify="left")
+    table.add_column("cap min/day", justify="right")
+    table.add_column("θ %", justify="right")
+    table.add_column("", justify="left")
+    for h in headers:
+        table.add_column(h, justify="right")
+    table.add_column("hosts", justify="right")
+    for cap, th in rep.table_ii.index:
+        ours = _row(rep.table_ii.loc[(cap, th)])
+        table.add_row(f"{cap:g}", f"{th:g}", "paper", *_cells(paper.TABLE_II.get((int(cap), int(th)))), "", style="dim")
+        table.add_row("", "", "ours", *_cells(ours), f"{int(ours['hosts'])}", end_section=True)
+    console.print(table)
+
+    table = Table(title="Headline ratios (utilisation-based ÷ delay-based)", title_justify="left")
+    for h in ("comparison", "statistic", "paper", "ours", "ours, nearest utilisation θ"):
+        table.add_column(h, justify="left" if h in ("comparison", "statistic") else "right")
+    names = {"equal_delay": "equal average delay: util θ 70 % vs delay ≤ 1000 min/day at θ 100 %",
+             "equal_utilisation": "equal utilisation: util θ 30 % vs delay ≤ 1 min/day at θ 80 %"}
+    for key, label in names.items():
+        p, o = paper.HEADLINES[key], rep.headlines.get(key)
+        if o is None:
+            continue
+        table.add_row(label, "worst-case delay", f"{p['max_delay_ratio']:.2f}×", f"{o['max_delay_ratio']:.2f}×",
+                      f"{o['matched_max_delay_ratio']:.2f}× (θ {o['matched_threshold']:g})")
+        table.add_row("", "average delay", f"{p['avg_delay_ratio']:.2f}×", f"{o['avg_delay_ratio']:.2f}×",
+                      f"{o['matched_avg_delay_ratio']:.2f}× (θ {o['matched_threshold']:g})")
+        table.add_row("", "average filling, util → delay",
+                      f"{p['utilisation_avg_filling']:.1f} → {p['delay_avg_filling']:.1f} %",
+                      f"{o['utilisation']['avg_filling']:.1f} → {o['delay']['avg_filling']:.1f} %",
+                      f"{o['matched_avg_filling']:.1f} %", end_section=True)
+    console.print(table)
+
+    full = rep.full_data
+    util_hosts = full["hosts"].get("utilisation", {})
+    delay_hosts = full["hosts"].get("delay", {})
+    table = Table(title="Whole trace (Sections V-A, V-B): hosts used", title_justify="left")
+    for h in ("cores × θ", "utilisation (paper)", "utilisation (ours)", "delay ≤ 1000 min total (ours)"):
+        table.add_column(h, justify="right")
+    for key in util_hosts:
+        table.add_row(key.replace("x", " × ") + " %", str(full["paper_hosts"].get(key, "-")), str(util_hosts[key]),
+                      str(delay_hosts.get(key, "-")))
+    console.print(table)
+    if full["first_host_delay_12_cores_100"] is not None:
+        console.print(f"First 12-core host at θ 100 %: {full['first_host_delay_12_cores_100']:,.0f} {unit} over the trace "
+                      f"(paper {full['paper_first_host_delay_12_cores_100']:,.0f}); last host "
+                      f"{full['last_host_delay_12_cores_100']:,.0f}. Delay packing: largest multi-VM host "
+                      f"{full['delay_max_multi_vm_host']:,.1f} {unit} (cap 1,000); "
+                      f"{full['delay_single_vm_hosts_over_cap']} single-VM hosts above it.")
+    table = Table(title="What counts as reproduced (docs/reproductions/delay.md)", title_justify="left")
+    for h in ("", "claim", "verdict", "ours"):
+        table.add_column(h)
+    for c in rep.checks:
+        table.add_row(c.id, c.claim, "[green]ok[/green]" if c.passed else "[red]FAIL[/red]", c.detail)
+    console.print(table)
+    if rep.files:
+        console.print(f"wrote {len(rep.files)} files to {Path(rep.files[0]).parent}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``ibcloud reproduce delay`` with parsed ``args``; 0 when every
+    check passes, 1 otherwise.
+
+    >>> import contextlib, io
+    >>> p = argparse.ArgumentParser()
+    >>> configure(p)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
+    ...     status = run(p.parse_args(["--vms", "40", "--days", "3", "--no-plots", "--out", "r", "--json"]))
+    >>> status in (0, 1), '"table_i"' in printed.getvalue()
+    (True, True)
+    """
+    from rich.console import Console
+
+    from ibcloud.delay.loaders import read_trace
+    from ibcloud.delay.synthetic import synthetic_trace
+
+    err = Console(stderr=True)
+    status = err.status("generating the trace") if err.is_terminal else None
+    if status is not None:
+        status.start()
+    try:
+        if args.trace:
+            trace = read_trace(args.trace, args.layout, vmtable=args.vmtable, vcpus=args.vcpus,
+                               bad_vms="drop" if args.drop_bad_vms else "error")
+            if trace.cleaning.text() and not args.json:
+                print(trace.cleaning.text(), file=sys.stderr)
+        else:
+            trace = synthetic_trace(seed=args.seed, days=args.days, n_vms=args.vms)
+        if status is not None:
+            status.update("packing and evaluating")
+        rep = reproduce(trace, out=args.out, plots=not args.no_plots, fit=args.fit, unit=args.unit,
+                        paper_scale=not args.trace and args.vms is None and args.days == 13)
+    finally:
+        if status is not None:
+            status.stop()
+    if args.json:
+        print(json.dumps(rep.as_dict(), indent=2))
+    else:
+        console = Console(highlight=False)
+        if not console.is_terminal:
+            console = Console(highlight=False, width=170)  # logs and pipes: room for the tables
+        render(rep, console)
+    return 0 if rep.ok else 1
