@@ -54,7 +54,12 @@ impl Blocks {
             let mut first = true;
             while row < segment.end {
                 let len = BLOCK.min(segment.end - row);
-                blocks.push(Block { at, row, len, first });
+                blocks.push(Block {
+                    at,
+                    row,
+                    len,
+                    first,
+                });
                 first = false;
                 at += len;
                 row += len;
@@ -143,7 +148,12 @@ impl Profile {
             mean.push(sum / n);
             peak.push(top);
         }
-        Self { blocks, mean, peak, block_max }
+        Self {
+            blocks,
+            mean,
+            peak,
+            block_max,
+        }
     }
 
     pub(crate) fn vm_blocks(&self, vm: usize) -> &[f64] {
@@ -186,7 +196,11 @@ pub(crate) fn run(
         }
         let before = acc;
         let out = &mut queue[b.at..b.at + b.len];
-        for ((x, y), q) in series[b.at..b.at + b.len].iter().zip(&row[b.row..b.row + b.len]).zip(out) {
+        for ((x, y), q) in series[b.at..b.at + b.len]
+            .iter()
+            .zip(&row[b.row..b.row + b.len])
+            .zip(out)
+        {
             r = step(r, (x + y) - capacity);
             acc += r;
             *q = r;
@@ -213,10 +227,18 @@ pub(crate) fn slack_of(limit: f64) -> f64 {
 /// Busy-period weights of a host from its queue values over its hot blocks:
 /// e − k for every k with r(k) > 0 in a busy period ending at e, else 0.
 /// Clears the weights of `old_hot` first.
-pub(crate) fn set_weights(weights: &mut [f64], old_hot: &[u32], hot: &[u32], queue: &[f64], blocks: &Blocks) {
+pub(crate) fn set_weights(
+    weights: &mut [f64],
+    old_hot: &[u32],
+    hot: &[u32],
+    queue: &[f64],
+    blocks: &Blocks,
+) {
     for &h in old_hot {
         let b = blocks.blocks[h as usize];
-        weights[b.at..b.at + b.len].iter_mut().for_each(|w| *w = 0.0);
+        weights[b.at..b.at + b.len]
+            .iter_mut()
+            .for_each(|w| *w = 0.0);
     }
     // Walk the hot blocks backwards; a busy period never crosses a block
     // that is not hot, nor the start of a segment.
@@ -228,7 +250,11 @@ pub(crate) fn set_weights(weights: &mut [f64], old_hot: &[u32], hot: &[u32], que
         if !continues {
             remaining = 0.0;
         }
-        for (w, &r) in weights[b.at..b.at + b.len].iter_mut().zip(&queue[b.at..b.at + b.len]).rev() {
+        for (w, &r) in weights[b.at..b.at + b.len]
+            .iter_mut()
+            .zip(&queue[b.at..b.at + b.len])
+            .rev()
+        {
             if r > 0.0 {
                 remaining += 1.0;
                 *w = remaining;
@@ -243,7 +269,13 @@ pub(crate) fn set_weights(weights: &mut [f64], old_hot: &[u32], hot: &[u32], que
 
 /// Whether Σ_k w(k)·y(k) over the hot blocks exceeds `slack`, visiting the
 /// blocks in `order` (heaviest weights first) and stopping as soon as it does.
-pub(crate) fn busy_exceeds(weights: &[f64], order: &[u32], row: &[f64], blocks: &Blocks, slack: f64) -> bool {
+pub(crate) fn busy_exceeds(
+    weights: &[f64],
+    order: &[u32],
+    row: &[f64],
+    blocks: &Blocks,
+    slack: f64,
+) -> bool {
     let mut total = 0.0;
     for &h in order {
         let b = blocks.blocks[h as usize];

@@ -1,10 +1,10 @@
 //! Many packings at once: pack on one window, evaluate every host on another,
 //! in parallel, results in job order.
 
+use crate::blocks::Profile;
 use crate::delay::{DelayStats, DelayUnit};
 use crate::demand::{Demand, Window};
 use crate::error::ConsolidationError;
-use crate::blocks::Profile;
 use crate::packing::{evaluate, pack_profiled, PackSpec, Packing};
 use rayon::prelude::*;
 
@@ -55,23 +55,42 @@ pub fn run_jobs(demand: &Demand, jobs: &[Job]) -> Result<Vec<JobResult>, Consoli
     let mut windows: Vec<&Window> = Vec::new();
     let index: Vec<usize> = jobs
         .iter()
-        .map(|job| match windows.iter().position(|w| **w == job.pack_window) {
-            Some(i) => i,
-            None => {
-                windows.push(&job.pack_window);
-                windows.len() - 1
-            }
-        })
+        .map(
+            |job| match windows.iter().position(|w| **w == job.pack_window) {
+                Some(i) => i,
+                None => {
+                    windows.push(&job.pack_window);
+                    windows.len() - 1
+                }
+            },
+        )
         .collect();
-    let profiles: Vec<Profile> = windows.par_iter().map(|w| Profile::new(demand, w)).collect();
+    let profiles: Vec<Profile> = windows
+        .par_iter()
+        .map(|w| Profile::new(demand, w))
+        .collect();
     jobs.par_iter()
         .zip(index.par_iter())
         .map(|(job, &w)| {
-            let packing = pack_profiled(demand, &job.pack_window, &job.spec, &profiles[w], job.packing_delays)?;
+            let packing = pack_profiled(
+                demand,
+                &job.pack_window,
+                &job.spec,
+                &profiles[w],
+                job.packing_delays,
+            )?;
             let stats = packing
                 .bins
                 .iter()
-                .map(|bin| evaluate(demand, &bin.vms, &job.eval_window, job.spec.cores, job.eval_unit))
+                .map(|bin| {
+                    evaluate(
+                        demand,
+                        &bin.vms,
+                        &job.eval_window,
+                        job.spec.cores,
+                        job.eval_unit,
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(JobResult { packing, stats })
         })

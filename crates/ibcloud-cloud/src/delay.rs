@@ -97,7 +97,10 @@ impl Host {
                 expected: "the sampling interval must be a positive number of minutes",
             });
         }
-        Ok(Self { capacity, interval_minutes })
+        Ok(Self {
+            capacity,
+            interval_minutes,
+        })
     }
 
     /// Factor from the internal backlog r (cores × Δt) to the current delay.
@@ -227,9 +230,21 @@ pub fn delay_stats(pieces: &[&[f64]], host: Host, unit: DelayUnit) -> DelayStats
         max_delay: max_r * current,
         intervals,
         delayed_intervals: delayed,
-        mean_delay_when_delayed: if delayed > 0 { delayed_r * current / delayed as f64 } else { 0.0 },
-        mean_demand: if intervals > 0 { volume / intervals as f64 } else { 0.0 },
-        delayed_demand_share: if volume > 0.0 { delayed_volume / volume } else { 0.0 },
+        mean_delay_when_delayed: if delayed > 0 {
+            delayed_r * current / delayed as f64
+        } else {
+            0.0
+        },
+        mean_demand: if intervals > 0 {
+            volume / intervals as f64
+        } else {
+            0.0
+        },
+        delayed_demand_share: if volume > 0.0 {
+            delayed_volume / volume
+        } else {
+            0.0
+        },
     }
 }
 
@@ -289,7 +304,11 @@ mod tests {
 
     #[test]
     fn segments_reset_the_queue() {
-        let s = delay_stats(&[&[2.0, 1.0], &[1.0, 1.0]], host(1.0), DelayUnit::WallMinutes);
+        let s = delay_stats(
+            &[&[2.0, 1.0], &[1.0, 1.0]],
+            host(1.0),
+            DelayUnit::WallMinutes,
+        );
         assert_eq!(s.total_delay, 2.0);
     }
 }

@@ -22,7 +22,12 @@ impl Demand {
     /// assert!(Demand::new(1, 2, 1.0, vec![0.5]).is_err());
     /// assert!(Demand::new(1, 1, 1.0, vec![-0.1]).is_err());
     /// ```
-    pub fn new(n_vms: usize, n_samples: usize, interval_minutes: f64, data: Vec<f64>) -> Result<Self, ConsolidationError> {
+    pub fn new(
+        n_vms: usize,
+        n_samples: usize,
+        interval_minutes: f64,
+        data: Vec<f64>,
+    ) -> Result<Self, ConsolidationError> {
         if n_samples == 0 {
             return Err(ConsolidationError::BadParameter {
                 name: "n_samples",
@@ -31,7 +36,11 @@ impl Demand {
             });
         }
         if data.len() != n_vms * n_samples {
-            return Err(ConsolidationError::Shape { n_vms, n_samples, got: data.len() });
+            return Err(ConsolidationError::Shape {
+                n_vms,
+                n_samples,
+                got: data.len(),
+            });
         }
         if !(interval_minutes.is_finite() && interval_minutes > 0.0) {
             return Err(ConsolidationError::BadParameter {
@@ -41,9 +50,18 @@ impl Demand {
             });
         }
         if let Some(i) = data.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
-            return Err(ConsolidationError::BadDemand { vm: i / n_samples, sample: i % n_samples, value: data[i] });
+            return Err(ConsolidationError::BadDemand {
+                vm: i / n_samples,
+                sample: i % n_samples,
+                value: data[i],
+            });
         }
-        Ok(Self { n_vms, n_samples, interval_minutes, data })
+        Ok(Self {
+            n_vms,
+            n_samples,
+            interval_minutes,
+            data,
+        })
     }
 
     /// Number of VMs (rows).
@@ -91,19 +109,29 @@ impl Window {
         let mut previous_end = 0;
         for (i, s) in segments.iter().enumerate() {
             if s.start >= s.end || s.end > demand.n_samples || (i > 0 && s.start < previous_end) {
-                return Err(ConsolidationError::BadWindow { start: s.start, end: s.end, n_samples: demand.n_samples });
+                return Err(ConsolidationError::BadWindow {
+                    start: s.start,
+                    end: s.end,
+                    n_samples: demand.n_samples,
+                });
             }
             previous_end = s.end;
         }
         if segments.is_empty() {
-            return Err(ConsolidationError::BadWindow { start: 0, end: 0, n_samples: demand.n_samples });
+            return Err(ConsolidationError::BadWindow {
+                start: 0,
+                end: 0,
+                n_samples: demand.n_samples,
+            });
         }
         Ok(Self { segments })
     }
 
     /// Every sample of `demand`, as one segment.
     pub fn all(demand: &Demand) -> Self {
-        Self { segments: std::iter::once(0..demand.n_samples).collect() }
+        Self {
+            segments: std::iter::once(0..demand.n_samples).collect(),
+        }
     }
 
     /// The segments.

@@ -15,7 +15,9 @@
 //! earliest opened. When none accepts, a new host is opened, and a VM that
 //! alone breaks the test stays alone.
 
-use crate::blocks::{add_peak, busy_exceeds, run, set_weights, slack_of, weight_order, Blocks, Outcome, Profile};
+use crate::blocks::{
+    add_peak, busy_exceeds, run, set_weights, slack_of, weight_order, Blocks, Outcome, Profile,
+};
 use crate::delay::{delay_stats, DelayStats, DelayUnit, Host};
 use crate::demand::{Demand, Window};
 use crate::error::ConsolidationError;
@@ -42,7 +44,11 @@ impl Fit {
         match name {
             "best" => Ok(Self::Best),
             "first" => Ok(Self::First),
-            _ => Err(ConsolidationError::UnknownName { what: "fit rule", name: name.to_owned(), expected: "best, first" }),
+            _ => Err(ConsolidationError::UnknownName {
+                what: "fit rule",
+                name: name.to_owned(),
+                expected: "best, first",
+            }),
         }
     }
 }
@@ -79,7 +85,13 @@ pub struct PackSpec {
 impl PackSpec {
     /// Best fit, wall-clock minutes.
     pub fn new(cores: f64, threshold: f64, criterion: Criterion) -> Self {
-        Self { cores, threshold, criterion, fit: Fit::Best, unit: DelayUnit::WallMinutes }
+        Self {
+            cores,
+            threshold,
+            criterion,
+            fit: Fit::Best,
+            unit: DelayUnit::WallMinutes,
+        }
     }
 
     fn check(&self) -> Result<(), ConsolidationError> {
@@ -159,7 +171,10 @@ impl OpenBin {
     fn add(&mut self, row: &[f64], blocks: &Blocks) {
         let mut peak = 0.0f64;
         for (i, b) in blocks.blocks.iter().enumerate() {
-            let m = add_peak(&mut self.series[b.at..b.at + b.len], &row[b.row..b.row + b.len]);
+            let m = add_peak(
+                &mut self.series[b.at..b.at + b.len],
+                &row[b.row..b.row + b.len],
+            );
             self.block_max[i] = m;
             peak = peak.max(m);
         }
@@ -179,7 +194,11 @@ impl OpenBin {
 /// let delay = pack(&d, &w, &PackSpec::new(2.0, 1.0, Criterion::Delay { limit: 0.5 })).unwrap();
 /// assert_eq!((util.bins.len(), delay.bins.len()), (1, 2));
 /// ```
-pub fn pack(demand: &Demand, window: &Window, spec: &PackSpec) -> Result<Packing, ConsolidationError> {
+pub fn pack(
+    demand: &Demand,
+    window: &Window,
+    spec: &PackSpec,
+) -> Result<Packing, ConsolidationError> {
     pack_profiled(demand, window, spec, &Profile::new(demand, window), true)
 }
 
@@ -233,12 +252,25 @@ pub(crate) fn pack_profiled(
                 chosen = Some((b, 0.0, Vec::new())); // never over capacity: no queue at all
                 break;
             }
-            if busy_exceeds(&bin.weights, &bin.order, row, blocks, slack_of(limit) - bin.sum_r) {
+            if busy_exceeds(
+                &bin.weights,
+                &bin.order,
+                row,
+                blocks,
+                slack_of(limit) - bin.sum_r,
+            ) {
                 continue;
             }
-            if let Outcome::Within(sum_r, hot) =
-                run(&bin.series, &bin.block_max, row, profile.vm_blocks(vm), blocks, capacity, limit, &mut queue)
-            {
+            if let Outcome::Within(sum_r, hot) = run(
+                &bin.series,
+                &bin.block_max,
+                row,
+                profile.vm_blocks(vm),
+                blocks,
+                capacity,
+                limit,
+                &mut queue,
+            ) {
                 chosen = Some((b, sum_r, hot));
                 break;
             }
@@ -272,7 +304,16 @@ pub(crate) fn pack_profiled(
                     bin.series = vec![0.0; blocks.len];
                     bin.block_max = vec![0.0; n_blocks];
                     bin.weights = vec![0.0; blocks.len];
-                    match run(&bin.series, &bin.block_max, row, profile.vm_blocks(vm), blocks, capacity, limit, &mut queue) {
+                    match run(
+                        &bin.series,
+                        &bin.block_max,
+                        row,
+                        profile.vm_blocks(vm),
+                        blocks,
+                        capacity,
+                        limit,
+                        &mut queue,
+                    ) {
                         Outcome::Within(sum_r, hot) => {
                             bin.sum_r = sum_r;
                             set_weights(&mut bin.weights, &[], &hot, &queue, blocks);
@@ -293,12 +334,20 @@ pub(crate) fn pack_profiled(
             let packing_delay = if bin.sum_r.is_finite() {
                 bin.sum_r * scale // the packer's own sum, bit for bit what delay_stats gives
             } else if limit.is_some() || packing_delays {
-                let series = if bin.series.is_empty() { summed(demand, &bin.vms, blocks) } else { bin.series };
+                let series = if bin.series.is_empty() {
+                    summed(demand, &bin.vms, blocks)
+                } else {
+                    bin.series
+                };
                 delay_stats(&segment_pieces(&series, window), host, spec.unit).total_delay
             } else {
                 f64::NAN
             };
-            Bin { vms: bin.vms, load: bin.load, packing_delay }
+            Bin {
+                vms: bin.vms,
+                load: bin.load,
+                packing_delay,
+            }
         })
         .collect();
     Ok(Packing { bins })
@@ -335,10 +384,19 @@ fn segment_pieces<'a>(series: &'a [f64], window: &Window) -> Vec<&'a [f64]> {
 /// let s = evaluate(&d, &[0, 1], &Window::all(&d), 2.0, DelayUnit::WallMinutes).unwrap();
 /// assert_eq!((s.total_delay, s.filling(2.0)), (0.25, 75.0));
 /// ```
-pub fn evaluate(demand: &Demand, vms: &[usize], window: &Window, cores: f64, unit: DelayUnit) -> Result<DelayStats, ConsolidationError> {
+pub fn evaluate(
+    demand: &Demand,
+    vms: &[usize],
+    window: &Window,
+    cores: f64,
+    unit: DelayUnit,
+) -> Result<DelayStats, ConsolidationError> {
     let host = Host::new(cores, demand.interval_minutes())?;
     if let Some(&vm) = vms.iter().find(|&&vm| vm >= demand.n_vms()) {
-        return Err(ConsolidationError::BadVm { vm, n_vms: demand.n_vms() });
+        return Err(ConsolidationError::BadVm {
+            vm,
+            n_vms: demand.n_vms(),
+        });
     }
     let series = summed(demand, vms, &Blocks::new(window));
     let pieces = segment_pieces(&series, window);
@@ -371,7 +429,12 @@ mod tests {
     #[test]
     fn oversized_vm_stays_alone() {
         let d = demand(&[&[10.0, 10.0], &[1.0, 1.0], &[1.0, 1.0]]);
-        let p = pack(&d, &Window::all(&d), &PackSpec::new(8.0, 1.0, Criterion::Delay { limit: 0.5 })).unwrap();
+        let p = pack(
+            &d,
+            &Window::all(&d),
+            &PackSpec::new(8.0, 1.0, Criterion::Delay { limit: 0.5 }),
+        )
+        .unwrap();
         assert_eq!(p.members(), vec![vec![0], vec![1, 2]]);
         assert_eq!(p.bins[0].packing_delay, (2.0 + 4.0) / 8.0);
     }
@@ -379,14 +442,24 @@ mod tests {
     #[test]
     fn equality_is_accepted() {
         let d = demand(&[&[4.0], &[4.0]]);
-        let p = pack(&d, &Window::all(&d), &PackSpec::new(8.0, 1.0, Criterion::Utilisation)).unwrap();
+        let p = pack(
+            &d,
+            &Window::all(&d),
+            &PackSpec::new(8.0, 1.0, Criterion::Utilisation),
+        )
+        .unwrap();
         assert_eq!(p.bins.len(), 1);
     }
 
     #[test]
     fn ties_keep_index_order() {
         let d = demand(&[&[1.0], &[3.0], &[1.0], &[3.0]]);
-        let p = pack(&d, &Window::all(&d), &PackSpec::new(4.0, 1.0, Criterion::Utilisation)).unwrap();
+        let p = pack(
+            &d,
+            &Window::all(&d),
+            &PackSpec::new(4.0, 1.0, Criterion::Utilisation),
+        )
+        .unwrap();
         assert_eq!(p.members(), vec![vec![1, 0], vec![3, 2]]);
     }
 
@@ -397,7 +470,12 @@ mod tests {
         assert!(pack(&d, &w, &PackSpec::new(8.0, 0.0, Criterion::Utilisation)).is_err());
         assert!(pack(&d, &w, &PackSpec::new(8.0, 1.5, Criterion::Utilisation)).is_err());
         assert!(pack(&d, &w, &PackSpec::new(-1.0, 1.0, Criterion::Utilisation)).is_err());
-        assert!(pack(&d, &w, &PackSpec::new(8.0, 1.0, Criterion::Delay { limit: f64::NAN })).is_err());
+        assert!(pack(
+            &d,
+            &w,
+            &PackSpec::new(8.0, 1.0, Criterion::Delay { limit: f64::NAN })
+        )
+        .is_err());
         assert!(evaluate(&d, &[3], &w, 8.0, DelayUnit::WallMinutes).is_err());
     }
 }

@@ -8,7 +8,12 @@ use proptest::prelude::*;
 fn naive(demand: &Demand, segments: &[std::ops::Range<usize>], spec: &PackSpec) -> Vec<Vec<usize>> {
     let capacity = spec.cores * spec.threshold;
     let window: Vec<Vec<f64>> = (0..demand.n_vms())
-        .map(|vm| segments.iter().flat_map(|s| demand.row(vm)[s.clone()].iter().copied()).collect())
+        .map(|vm| {
+            segments
+                .iter()
+                .flat_map(|s| demand.row(vm)[s.clone()].iter().copied())
+                .collect()
+        })
         .collect();
     let lengths: Vec<usize> = segments.iter().map(|s| s.len()).collect();
     // Σ r of the plain recursion, restarting at every segment (cores × Δt).
@@ -26,19 +31,29 @@ fn naive(demand: &Demand, segments: &[std::ops::Range<usize>], spec: &PackSpec) 
     };
     // The paper's Q in wall-minutes is Σ r · Δt²/C; compare in raw units.
     let scale = (demand.interval_minutes() / capacity) * demand.interval_minutes();
-    let means: Vec<f64> = window.iter().map(|w| w.iter().sum::<f64>() / w.len() as f64).collect();
+    let means: Vec<f64> = window
+        .iter()
+        .map(|w| w.iter().sum::<f64>() / w.len() as f64)
+        .collect();
     let mut order: Vec<usize> = (0..demand.n_vms()).collect();
     order.sort_by(|&a, &b| means[b].total_cmp(&means[a]));
     let mut bins: Vec<(Vec<usize>, f64, Vec<f64>)> = Vec::new();
     for vm in order {
-        let mut candidates: Vec<usize> = (0..bins.len()).filter(|&b| bins[b].1 + means[vm] <= capacity).collect();
+        let mut candidates: Vec<usize> = (0..bins.len())
+            .filter(|&b| bins[b].1 + means[vm] <= capacity)
+            .collect();
         if spec.fit == Fit::Best {
             candidates.sort_by(|&a, &b| bins[b].1.total_cmp(&bins[a].1));
         }
         let chosen = candidates.into_iter().find(|&b| match spec.criterion {
             Criterion::Utilisation => true,
             Criterion::Delay { limit } => {
-                let series: Vec<f64> = bins[b].2.iter().zip(&window[vm]).map(|(x, y)| x + y).collect();
+                let series: Vec<f64> = bins[b]
+                    .2
+                    .iter()
+                    .zip(&window[vm])
+                    .map(|(x, y)| x + y)
+                    .collect();
                 raw(&series) <= limit / scale
             }
         });
@@ -46,7 +61,12 @@ fn naive(demand: &Demand, segments: &[std::ops::Range<usize>], spec: &PackSpec) 
             Some(b) => {
                 bins[b].0.push(vm);
                 bins[b].1 += means[vm];
-                bins[b].2 = bins[b].2.iter().zip(&window[vm]).map(|(x, y)| x + y).collect();
+                bins[b].2 = bins[b]
+                    .2
+                    .iter()
+                    .zip(&window[vm])
+                    .map(|(x, y)| x + y)
+                    .collect();
             }
             None => bins.push((vec![vm], means[vm], window[vm].clone())),
         }
@@ -64,7 +84,13 @@ fn case() -> impl Strategy<Value = (usize, usize, Vec<f64>, usize, f64, f64, Opt
             1..n,
             prop_oneof![Just(2.0), Just(4.0), Just(8.0)],
             prop_oneof![Just(0.5), Just(0.75), Just(1.0)],
-            prop_oneof![Just(None), Just(Some(0.0)), Just(Some(0.5)), Just(Some(4.0)), Just(Some(40.0))],
+            prop_oneof![
+                Just(None),
+                Just(Some(0.0)),
+                Just(Some(0.5)),
+                Just(Some(4.0)),
+                Just(Some(40.0))
+            ],
             any::<bool>(),
         )
     })
@@ -106,7 +132,8 @@ proptest! {
     }
 }
 
-fn rough_case() -> impl Strategy<Value = (usize, usize, Vec<f64>, usize, f64, f64, Option<f64>, bool)> {
+fn rough_case(
+) -> impl Strategy<Value = (usize, usize, Vec<f64>, usize, f64, f64, Option<f64>, bool)> {
     (2usize..10, 100usize..700).prop_flat_map(|(n_vms, n)| {
         (
             Just(n_vms),
@@ -118,7 +145,12 @@ fn rough_case() -> impl Strategy<Value = (usize, usize, Vec<f64>, usize, f64, f6
             1..n,
             prop_oneof![Just(4.0), Just(12.0)],
             prop_oneof![Just(0.7), Just(0.9), Just(1.0)],
-            prop_oneof![Just(None), Just(Some(1.0)), Just(Some(30.0)), Just(Some(500.0))],
+            prop_oneof![
+                Just(None),
+                Just(Some(1.0)),
+                Just(Some(30.0)),
+                Just(Some(500.0))
+            ],
             any::<bool>(),
         )
     })

@@ -4,7 +4,9 @@
 //! `ValueError`, a panic `InternalError`.
 
 use crate::exceptions as exc;
-use ibcloud_cloud::{run_jobs, ConsolidationError, Criterion, DelayUnit, Demand, Fit, Job, PackSpec, Window};
+use ibcloud_cloud::{
+    run_jobs, ConsolidationError, Criterion, DelayUnit, Demand, Fit, Job, PackSpec, Window,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -20,7 +22,10 @@ fn value_error(e: ConsolidationError) -> PyErr {
 }
 
 /// Runs `work` with the GIL released; a panic becomes `InternalError`.
-fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, ConsolidationError> + Send) -> PyResult<T> {
+fn detached<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, ConsolidationError> + Send,
+) -> PyResult<T> {
     match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
         Ok(result) => result.map_err(value_error),
         Err(payload) => {
@@ -29,7 +34,9 @@ fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Consolidat
                 .map(|s| (*s).to_owned())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(exc::InternalError::new_err(format!("internal error (a bug in ibcloud, please report it): {what}")))
+            Err(exc::InternalError::new_err(format!(
+                "internal error (a bug in ibcloud, please report it): {what}"
+            )))
         }
     }
 }
@@ -38,7 +45,16 @@ fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, Consolidat
 /// threshold (fraction), accepted delay over the packing window (None: pack
 /// by utilisation), fit rule, delay unit, whether utilisation packings also
 /// compute their packing-window delay.
-type JobTuple = (Vec<(usize, usize)>, Vec<(usize, usize)>, f64, f64, Option<f64>, String, String, bool);
+type JobTuple = (
+    Vec<(usize, usize)>,
+    Vec<(usize, usize)>,
+    f64,
+    f64,
+    Option<f64>,
+    String,
+    String,
+    bool,
+);
 
 /// Per host: total delay, max delay, intervals, delayed intervals, mean delay
 /// when delayed, mean demand (cores), delayed share of the demand volume.
@@ -59,13 +75,29 @@ pub struct PyDemandMatrix {
 #[pymethods]
 impl PyDemandMatrix {
     #[new]
-    fn new(py: Python<'_>, data: &[u8], n_vms: usize, n_samples: usize, interval_minutes: f64) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        data: &[u8],
+        n_vms: usize,
+        n_samples: usize,
+        interval_minutes: f64,
+    ) -> PyResult<Self> {
         if !data.len().is_multiple_of(8) {
-            return Err(PyValueError::new_err(format!("{} bytes is not a whole number of float64 values", data.len())));
+            return Err(PyValueError::new_err(format!(
+                "{} bytes is not a whole number of float64 values",
+                data.len()
+            )));
         }
-        let values: Vec<f64> = data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
-        let demand = detached(py, move || Demand::new(n_vms, n_samples, interval_minutes, values))?;
-        Ok(Self { inner: Arc::new(demand) })
+        let values: Vec<f64> = data
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect();
+        let demand = detached(py, move || {
+            Demand::new(n_vms, n_samples, interval_minutes, values)
+        })?;
+        Ok(Self {
+            inner: Arc::new(demand),
+        })
     }
 
     /// Number of VMs.
@@ -92,22 +124,41 @@ impl PyDemandMatrix {
         detached(py, move || {
             let jobs = jobs
                 .into_iter()
-                .map(|(pack_segments, eval_segments, cores, threshold, limit, fit, unit, packing_delays)| {
-                    let unit = DelayUnit::from_name(&unit)?;
-                    let criterion = match limit {
-                        None => Criterion::Utilisation,
-                        Some(limit) => Criterion::Delay { limit },
-                    };
-                    let spec = PackSpec { cores, threshold, criterion, fit: Fit::from_name(&fit)?, unit };
-                    let window = |s: Vec<(usize, usize)>| Window::new(&demand, s.into_iter().map(|(a, b)| a..b).collect());
-                    Ok(Job {
-                        pack_window: window(pack_segments)?,
-                        eval_window: window(eval_segments)?,
-                        spec,
-                        eval_unit: unit,
+                .map(
+                    |(
+                        pack_segments,
+                        eval_segments,
+                        cores,
+                        threshold,
+                        limit,
+                        fit,
+                        unit,
                         packing_delays,
-                    })
-                })
+                    )| {
+                        let unit = DelayUnit::from_name(&unit)?;
+                        let criterion = match limit {
+                            None => Criterion::Utilisation,
+                            Some(limit) => Criterion::Delay { limit },
+                        };
+                        let spec = PackSpec {
+                            cores,
+                            threshold,
+                            criterion,
+                            fit: Fit::from_name(&fit)?,
+                            unit,
+                        };
+                        let window = |s: Vec<(usize, usize)>| {
+                            Window::new(&demand, s.into_iter().map(|(a, b)| a..b).collect())
+                        };
+                        Ok(Job {
+                            pack_window: window(pack_segments)?,
+                            eval_window: window(eval_segments)?,
+                            spec,
+                            eval_unit: unit,
+                            packing_delays,
+                        })
+                    },
+                )
                 .collect::<Result<Vec<_>, ConsolidationError>>()?;
             let results = run_jobs(&demand, &jobs)?;
             Ok(results
@@ -117,7 +168,15 @@ impl PyDemandMatrix {
                         .stats
                         .iter()
                         .map(|s| {
-                            (s.total_delay, s.max_delay, s.intervals, s.delayed_intervals, s.mean_delay_when_delayed, s.mean_demand, s.delayed_demand_share)
+                            (
+                                s.total_delay,
+                                s.max_delay,
+                                s.intervals,
+                                s.delayed_intervals,
+                                s.mean_delay_when_delayed,
+                                s.mean_demand,
+                                s.delayed_demand_share,
+                            )
                         })
                         .collect();
                     let loads = r.packing.bins.iter().map(|b| b.load).collect();

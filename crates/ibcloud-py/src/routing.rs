@@ -103,6 +103,7 @@ pub(crate) fn route(
         roots: roots.map(|g| g.into_iter().map(Guid).collect()),
         compute_nodes: compute_nodes.map(|g| g.into_iter().map(Guid).collect()),
         max_vls,
+        ..EngineOptions::default()
     };
     let f = &fabric.inner;
     let (routing, seconds) = detached(py, || -> Result<_, PyIbcloudErr> {

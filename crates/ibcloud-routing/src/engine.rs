@@ -37,6 +37,10 @@ pub struct EngineOptions {
     /// Virtual lanes / layers available to deadlock-free engines (1..=15);
     /// `None`: the engine's OpenSM default.
     pub max_vls: Option<u8>,
+    /// A node order for fat-tree routing (Paper III's NoFTree): compute-node
+    /// LIDs, possibly only some of them; ftree routes each leaf's nodes in
+    /// the slots this order gives them (`ftree::leaf_slots`).
+    pub node_order: Option<Vec<ibcloud_fabric::Lid>>,
 }
 
 /// Why a fabric could not be routed.

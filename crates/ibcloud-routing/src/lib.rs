@@ -19,6 +19,7 @@
 
 mod engine;
 pub mod engines;
+pub mod fat_tree;
 pub mod graph;
 pub mod registry;
 mod sl;

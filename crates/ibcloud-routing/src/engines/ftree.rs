@@ -40,7 +40,10 @@
 //! off by default), and router LIDs are not routed, as in OpenSM.
 //!
 //! Options: `roots` = OpenSM's `root_guid_file`; `compute_nodes` = its
-//! `cn_guid_file` (port GUIDs; an empty list is refused like an empty file).
+//! `cn_guid_file` (port GUIDs; an empty list is refused like an empty file);
+//! `node_order` = Paper III's NoFTree: each leaf's compute nodes are routed
+//! in the slots the order gives them instead of port order (see `slots.rs`);
+//! without it the tables are OpenSM's.
 //! Not supported: `io_guid_file`/`max_reverse_hops`, `quasi_ftree_indexing`
 //! and `connect_roots` (all off by default in OpenSM).
 //!
@@ -57,8 +60,9 @@
 //! The engine builds its own port groups from the fabric rather than from
 //! [`crate::graph::SwitchGraph`]: it needs the CA ports and OpenSM's order.
 
-mod build;
+pub(crate) mod build;
 mod route;
+pub(crate) mod slots;
 
 use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::{Fabric, Guid, Lid};
@@ -70,6 +74,7 @@ use crate::engine::{EngineOptions, Routing, RoutingEngine, RoutingError};
 pub struct FtreeEngine {
     roots: Option<Vec<Guid>>,
     compute_nodes: Option<Vec<Guid>>,
+    node_order: Option<Vec<Lid>>,
 }
 
 impl FtreeEngine {
@@ -83,6 +88,7 @@ impl FtreeEngine {
         Self {
             roots: options.roots.clone(),
             compute_nodes: options.compute_nodes.clone(),
+            node_order: options.node_order.clone(),
         }
     }
 
@@ -95,7 +101,16 @@ impl FtreeEngine {
         fabric
             .lid_table()
             .map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
-        Ok(build::Tree::build(fabric, self)?.ca_order())
+        let tree = build::Tree::build(fabric, self)?;
+        if self.node_order.is_none() {
+            return Ok(tree.ca_order());
+        }
+        let slots = slots::leaf_slots(&tree, self.node_order.as_deref())?;
+        Ok(slots
+            .iter()
+            .flatten()
+            .map(|s| s.map(|s| Lid(s.lid)))
+            .collect())
     }
 
     /// Registry constructor.
@@ -121,8 +136,9 @@ impl RoutingEngine for FtreeEngine {
             .lid_table()
             .map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
         let tree = build::Tree::build(fabric, self)?;
+        let slots = slots::leaf_slots(&tree, self.node_order.as_deref())?;
         let mut tables = ForwardingTables::new(fabric);
-        route::Router::new(&tree).run(&mut tables)?;
+        route::Router::new(&tree, &slots).run(&mut tables)?;
         Ok(Routing {
             tables,
             path_sls: None,

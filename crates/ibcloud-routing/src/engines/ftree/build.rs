@@ -10,95 +10,95 @@ use super::{unsupported, FtreeEngine};
 use crate::engine::RoutingError;
 
 /// "Not ranked" / "no tuple yet".
-pub(super) const UNRANKED: u32 = u32::MAX;
+pub(crate) const UNRANKED: u32 = u32::MAX;
 /// Tuple rank of a switch without a tuple: after every assigned tuple, equal to
 /// every other unassigned one (OpenSM's all-0xFF tuple).
-pub(super) const NO_TUPLE: u32 = u32::MAX;
+pub(crate) const NO_TUPLE: u32 = u32::MAX;
 /// Tuple bytes OpenSM keeps (the tree rank is at most 8).
 const TUPLE_LEN: usize = 8;
 const FREE: u8 = 0xFF;
 
 /// One port of a port group.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct GroupPort {
-    pub(super) port: PortNum,
-    pub(super) remote_port: PortNum,
+pub(crate) struct GroupPort {
+    pub(crate) port: PortNum,
+    pub(crate) remote_port: PortNum,
 }
 
 /// The ports of a switch that lead to one remote node (one remote LID), in one
 /// direction.
 #[derive(Clone, Debug)]
-pub(super) struct Group {
+pub(crate) struct Group {
     /// Tree switch index, or CA index when `!remote_is_sw`.
-    pub(super) remote: u32,
-    pub(super) remote_is_sw: bool,
+    pub(crate) remote: u32,
+    pub(crate) remote_is_sw: bool,
     /// Grouping key: the remote switch's LID or the remote CA port's LID.
-    pub(super) remote_lid: u16,
+    pub(crate) remote_lid: u16,
     /// Tuple rank of the remote switch (NO_TUPLE for CAs and untupled switches).
-    pub(super) remote_trank: u32,
+    pub(crate) remote_trank: u32,
     /// Index of the first port in `Tree::ports`; the ports follow in order.
-    pub(super) first_port: u32,
-    pub(super) num_ports: u32,
+    pub(crate) first_port: u32,
+    pub(crate) num_ports: u32,
 }
 
 /// A switch of the tree.
 #[derive(Clone, Debug)]
-pub(super) struct Switch {
-    pub(super) node: NodeId,
-    pub(super) guid: Guid,
-    pub(super) lid: u16,
-    pub(super) rank: u32,
-    pub(super) tuple: [u8; TUPLE_LEN],
+pub(crate) struct Switch {
+    pub(crate) node: NodeId,
+    pub(crate) guid: Guid,
+    pub(crate) lid: u16,
+    pub(crate) rank: u32,
+    pub(crate) tuple: [u8; TUPLE_LEN],
     /// Position of the tuple in tuple order (NO_TUPLE if unassigned).
-    pub(super) trank: u32,
-    pub(super) is_leaf: bool,
-    pub(super) removed: bool,
+    pub(crate) trank: u32,
+    pub(crate) is_leaf: bool,
+    pub(crate) removed: bool,
     /// Port groups by direction, in their current (sorted) order.
-    pub(super) down: Vec<u32>,
-    pub(super) up: Vec<u32>,
-    pub(super) sib: Vec<u32>,
+    pub(crate) down: Vec<u32>,
+    pub(crate) up: Vec<u32>,
+    pub(crate) sib: Vec<u32>,
     /// All down groups lead to CAs and there are no sibling groups.
-    pub(super) only_cas: bool,
+    pub(crate) only_cas: bool,
     /// Sorting the down groups would compare a CA group (see [`undefined`]).
-    pub(super) sorts_cas: bool,
+    pub(crate) sorts_cas: bool,
     /// Cabled ports in ascending order: (port, remote node, remote port).
     links: Vec<(PortNum, NodeId, PortNum)>,
 }
 
 /// One cabled CA port (OpenSM's CA "up port group").
 #[derive(Clone, Debug)]
-pub(super) struct CaPort {
-    pub(super) lid: u16,
-    pub(super) guid: Guid,
-    pub(super) switch: u32,
-    pub(super) switch_port: PortNum,
-    pub(super) is_cn: bool,
+pub(crate) struct CaPort {
+    pub(crate) lid: u16,
+    pub(crate) guid: Guid,
+    pub(crate) switch: u32,
+    pub(crate) switch_port: PortNum,
+    pub(crate) is_cn: bool,
 }
 
 /// A channel adapter of the tree.
 #[derive(Clone, Debug)]
-pub(super) struct Ca {
-    pub(super) node: NodeId,
-    pub(super) guid: Guid,
-    pub(super) ports: Vec<CaPort>,
-    pub(super) cn_num: u32,
+pub(crate) struct Ca {
+    pub(crate) node: NodeId,
+    pub(crate) guid: Guid,
+    pub(crate) ports: Vec<CaPort>,
+    pub(crate) cn_num: u32,
     disconnected: Vec<bool>,
 }
 
 /// The constructed fat-tree, ready to route.
 #[derive(Clone, Debug)]
-pub(super) struct Tree {
+pub(crate) struct Tree {
     /// Switches in OpenSM's switch-table order (node GUID in network byte order).
-    pub(super) sw: Vec<Switch>,
+    pub(crate) sw: Vec<Switch>,
     /// CAs in OpenSM's CA-table order.
-    pub(super) ca: Vec<Ca>,
-    pub(super) groups: Vec<Group>,
-    pub(super) ports: Vec<GroupPort>,
+    pub(crate) ca: Vec<Ca>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) ports: Vec<GroupPort>,
     /// Leaf switches in tuple order (may include CN-less switches of leaf rank).
-    pub(super) leaves: Vec<u32>,
-    pub(super) leaf_rank: u32,
-    pub(super) max_rank: u32,
-    pub(super) max_cn_per_leaf: u32,
+    pub(crate) leaves: Vec<u32>,
+    pub(crate) leaf_rank: u32,
+    pub(crate) max_rank: u32,
+    pub(crate) max_cn_per_leaf: u32,
 }
 
 /// The refusal for a tree on which OpenSM's result depends on memory layout:
@@ -107,7 +107,7 @@ pub(super) struct Tree {
 /// switch above the leaf rank has a CA and other groups below it, or when a
 /// switch's down groups include a CA and must be re-sorted because routes
 /// through a switch below or beside it were counted.
-pub(super) fn undefined(switch: Guid, rank: u32) -> RoutingError {
+pub(crate) fn undefined(switch: Guid, rank: u32) -> RoutingError {
     unsupported(format!(
         "switch {switch} (rank {rank}) has CAs among port groups that OpenSM sorts by remote switch tuple, \
          reading CA data as a tuple: its result is undefined here"
@@ -137,7 +137,7 @@ fn tuple_key(t: &[u8; TUPLE_LEN]) -> u64 {
 
 impl Tree {
     /// Builds the tree the way OpenSM's `construct_fabric` does.
-    pub(super) fn build(fabric: &Fabric, engine: &FtreeEngine) -> Result<Tree, RoutingError> {
+    pub(crate) fn build(fabric: &Fabric, engine: &FtreeEngine) -> Result<Tree, RoutingError> {
         if fabric.lid_ports().any(|(_, p)| p.lmc > 0) {
             return Err(unsupported("LMC > 0 is not supported by fat-tree routing"));
         }
@@ -763,7 +763,7 @@ impl Tree {
 
     /// Compute-node LIDs leaf by leaf, `None` padding each leaf to
     /// `max_cn_per_leaf` (OpenSM's `fabric_dump_hca_ordering`).
-    pub(super) fn ca_order(&self) -> Vec<Option<ibcloud_fabric::Lid>> {
+    pub(crate) fn ca_order(&self) -> Vec<Option<ibcloud_fabric::Lid>> {
         let mut out = Vec::new();
         for &l in &self.leaves {
             let mut on_leaf = 0;
@@ -788,7 +788,7 @@ impl Tree {
     }
 
     /// The port of CA `ca` with LID `lid`.
-    pub(super) fn ca_port(&self, ca: u32, lid: u16) -> Option<&CaPort> {
+    pub(crate) fn ca_port(&self, ca: u32, lid: u16) -> Option<&CaPort> {
         self.ca[ca as usize].ports.iter().find(|p| p.lid == lid)
     }
 

@@ -37,6 +37,7 @@ use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::{Lid, NodeId};
 
 use super::build::{undefined, Switch, Tree};
+use super::slots::Slot;
 use super::unsupported;
 use crate::engine::RoutingError;
 
@@ -200,6 +201,8 @@ enum Side {
 
 pub(super) struct Router<'a> {
     t: &'a Tree,
+    /// Per leaf, the compute nodes (or dummies) in routing order.
+    slots: &'a [Vec<Option<Slot>>],
     down: Lists,
     up: Lists,
     sib: Lists,
@@ -284,7 +287,7 @@ impl Sink<'_, '_> {
 }
 
 impl<'a> Router<'a> {
-    pub(super) fn new(t: &'a Tree) -> Self {
+    pub(super) fn new(t: &'a Tree, slots: &'a [Vec<Option<Slot>>]) -> Self {
         let n = t.sw.len();
         let down = Lists::new(t, |s| &s.down);
         let up = Lists::new(t, |s| &s.up);
@@ -304,6 +307,7 @@ impl<'a> Router<'a> {
                 .collect();
         Self {
             t,
+            slots,
             down,
             up,
             sib,
@@ -389,33 +393,22 @@ impl<'a> Router<'a> {
     }
 
     fn route_to_cns(&mut self, sink: &mut Sink) {
+        // Down groups with CAs among them are never re-sorted (that is
+        // refused as undefined), so port order is OpenSM's.
         for li in 0..self.t.leaves.len() {
             let leaf = self.t.leaves[li];
-            let mut routed = 0u32;
-            // Down groups with CAs among them are never re-sorted (that is
-            // refused as undefined), so the order of construction is OpenSM's.
-            for k in 0..self.t.sw[leaf as usize].down.len() {
-                let g = &self.t.groups[self.t.sw[leaf as usize].down[k] as usize];
-                if g.remote_is_sw || self.t.ca[g.remote as usize].cn_num == 0 {
-                    continue;
+            for k in 0..self.slots[li].len() {
+                match self.slots[li][k] {
+                    Some(Slot { lid, port }) => {
+                        self.start(leaf, port, 1);
+                        self.down_by_up(leaf, NONE, lid, true, 1);
+                        self.emit(lid, sink);
+                    }
+                    None => {
+                        self.start(leaf, NO_PATH, 1);
+                        self.down_by_up(leaf, NONE, 0, true, 1);
+                    }
                 }
-                if !self
-                    .t
-                    .ca_port(g.remote, g.remote_lid)
-                    .is_some_and(|p| p.is_cn)
-                {
-                    continue;
-                }
-                let lid = g.remote_lid;
-                let port = self.t.ports[g.first_port as usize].port;
-                self.start(leaf, port, 1);
-                self.down_by_up(leaf, NONE, lid, true, 1);
-                self.emit(lid, sink);
-                routed += 1;
-            }
-            for _ in routed..self.t.max_cn_per_leaf {
-                self.start(leaf, NO_PATH, 1);
-                self.down_by_up(leaf, NONE, 0, true, 1);
             }
         }
     }

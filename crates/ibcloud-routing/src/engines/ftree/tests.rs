@@ -278,3 +278,53 @@ fn with_link(f: &Fabric, a: PortRef, b: PortRef) -> Fabric {
     }
     fb.build()
 }
+
+#[test]
+fn node_order_slots_and_refusals() {
+    let f = tree("4-ary-2-full");
+    let view = crate::fat_tree::FatTree::build(&f, &EngineOptions::default()).unwrap();
+    let plain = FtreeEngine::new().route(&f).unwrap().tables;
+    // An order that is port order, leaf by leaf, puts node n of each leaf at
+    // slot n only when max_cn_per_leaf divides evenly; the first node of
+    // every leaf alone keeps the plain tables.
+    let firsts: Vec<Lid> = view
+        .leaves()
+        .iter()
+        .map(|&l| view.compute_nodes(l)[0].lid)
+        .take(1)
+        .collect();
+    let e = FtreeEngine::with_options(&EngineOptions {
+        node_order: Some(firsts),
+        ..EngineOptions::default()
+    });
+    assert_eq!(e.route(&f).unwrap().tables, plain);
+
+    // The first nodes of leaves 2..4 in order take slots 0, 1, 2.
+    let order: Vec<Lid> = view.leaves()[1..4]
+        .iter()
+        .map(|&l| view.compute_nodes(l)[0].lid)
+        .collect();
+    let e = FtreeEngine::with_options(&EngineOptions {
+        node_order: Some(order.clone()),
+        ..EngineOptions::default()
+    });
+    let ca_order = e.ca_order(&f).unwrap();
+    let width = view.max_cn_per_leaf() as usize;
+    for (k, lid) in order.iter().enumerate() {
+        assert_eq!(ca_order[(k + 1) * width + k], Some(*lid));
+    }
+    assert_ne!(e.route(&f).unwrap().tables, plain);
+
+    let bad = |order: Vec<Lid>| match FtreeEngine::with_options(&EngineOptions {
+        node_order: Some(order),
+        ..EngineOptions::default()
+    })
+    .route(&f)
+    {
+        Err(RoutingError::BadOptions(m)) => m,
+        other => panic!("expected BadOptions, got {:?}", other.map(|_| ())),
+    };
+    let sw_lid = view.lid(view.leaves()[0]);
+    assert!(bad(vec![sw_lid]).contains("not a compute node"));
+    assert!(bad(vec![order[0], order[0]]).contains("twice"));
+}
