@@ -42,6 +42,48 @@ impl Event {
         !matches!(self, Event::Shutdown(_) | Event::Boot(_))
     }
 
+    /// Parses `kind` (`fail-link`, `restore-link`, `fail-switch`,
+    /// `restore-switch`, `shutdown`, `boot`) with its arguments: a link is
+    /// `NODE PORT` or `NODE:PORT`, everything else `NODE` (see
+    /// [`resolve_node`]).
+    pub fn parse(fabric: &Fabric, kind: &str, args: &[String]) -> Result<Self, ReconfigError> {
+        let usage = |what: &str| ReconfigError::BadEvent(format!("{kind}: expected {what}"));
+        let port_of = || -> Result<PortRef, ReconfigError> {
+            let (node, port) = match args {
+                [one] => one
+                    .rsplit_once(':')
+                    .map(|(n, p)| (n.to_owned(), p.to_owned()))
+                    .ok_or_else(|| usage("NODE PORT or NODE:PORT"))?,
+                [n, p] => (n.clone(), p.clone()),
+                _ => return Err(usage("NODE PORT or NODE:PORT")),
+            };
+            let port: u8 = port
+                .trim()
+                .parse()
+                .map_err(|_| ReconfigError::NoSuchLink(format!("{kind}: '{port}' is not a port number")))?;
+            Ok(PortRef::new(resolve_node(fabric, &node)?, port))
+        };
+        let node_of = || -> Result<NodeId, ReconfigError> {
+            match args {
+                [one] => resolve_node(fabric, one),
+                _ => Err(usage("one NODE")),
+            }
+        };
+        Ok(match kind {
+            "fail-link" => Self::FailLink(port_of()?),
+            "restore-link" => Self::RestoreLink(port_of()?),
+            "fail-switch" => Self::FailSwitch(node_of()?),
+            "restore-switch" => Self::RestoreSwitch(node_of()?),
+            "shutdown" => Self::Shutdown(node_of()?),
+            "boot" => Self::Boot(node_of()?),
+            other => {
+                return Err(ReconfigError::BadEvent(format!(
+                    "unknown event '{other}' (fail-link, restore-link, fail-switch, restore-switch, shutdown, boot)"
+                )))
+            }
+        })
+    }
+
     /// Short name (`fail-link`, …).
     pub fn kind(&self) -> &'static str {
         match self {

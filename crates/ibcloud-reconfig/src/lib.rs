@@ -15,7 +15,9 @@
 //! - [`metabase`]: Paper IV's metabase-aided routing (mFatTree): leaf-to-leaf
 //!   spanning trees (phase I) kept in a metabase, assigned to nodes (phase
 //!   II), node-order reconfiguration (Algorithm 5);
-//! - [`report`]: the change metrics all of them report.
+//! - [`report`]: the change metrics all of them report;
+//! - [`method`]: one call for event + method + verification + report;
+//! - [`experiments`]: the papers' experiments, for the reproduction and benchmarks.
 //!
 //! ```
 //! use ibcloud_fabric::generate::preset;
@@ -37,7 +39,9 @@
 
 mod error;
 pub mod event;
+pub mod experiments;
 pub mod metabase;
+pub mod method;
 pub mod order;
 pub mod report;
 pub mod slimupdate;

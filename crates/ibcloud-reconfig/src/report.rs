@@ -250,7 +250,7 @@ pub fn updown_union(
                     if !fabric_new.node(x).is_switch() {
                         continue;
                     }
-                    if !rk(x).is_some_and(|rx| rx > r) {
+                    if rk(x).is_none_or(|rx| rx <= r) {
                         continue; // not a down move
                     }
                     for (to, up) in hops(x, lid) {
