@@ -340,15 +340,11 @@ impl FabricState {
         let pairs = total * total.saturating_sub(1) / 2 - same;
         let mut examples = Vec::new();
         if pairs > 0 {
-            let groups: Vec<&Vec<NodeId>> = sizes.values().collect();
+            let mut groups: Vec<&Vec<NodeId>> = sizes.values().collect();
             // Smallest groups first: those are the cut-off nodes.
-            let mut by_size = groups.clone();
-            by_size.sort_by_key(|g| (g.len(), g[0]));
-            'outer: for g in &by_size {
-                for h in &groups {
-                    if std::ptr::eq(*g, *h) {
-                        continue;
-                    }
+            groups.sort_by_key(|g| (g.len(), g[0]));
+            'outer: for (i, g) in groups.iter().enumerate() {
+                for h in &groups[i + 1..] {
                     for &a in g.iter() {
                         examples.push((a, h[0]));
                         if examples.len() == 10 {
@@ -363,7 +359,7 @@ impl FabricState {
 }
 
 /// Finds a node by name: a node GUID, a port GUID, `lid:N` (decimal or
-/// 0x-hex), or a unique node description.
+/// 0x-hex), a unique node description, or the unique first word of one.
 pub fn resolve_node(fabric: &Fabric, name: &str) -> Result<NodeId, ReconfigError> {
     let s = name.trim();
     let parse_num = |t: &str| -> Option<u64> {
@@ -394,12 +390,26 @@ pub fn resolve_node(fabric: &Fabric, name: &str) -> Result<NodeId, ReconfigError
         }
         return Err(ReconfigError::UnknownNode(name.to_owned()));
     }
-    let mut hits = fabric.iter_nodes().filter(|(_, n)| n.description == s);
-    match (hits.next(), hits.next()) {
-        (Some((id, _)), None) => Ok(id),
-        (Some(_), Some(_)) => Err(ReconfigError::AmbiguousNode(name.to_owned())),
-        _ => Err(ReconfigError::UnknownNode(name.to_owned())),
+    let pick = |hits: Vec<NodeId>| match hits.as_slice() {
+        [one] => Some(Ok(*one)),
+        [] => None,
+        _ => Some(Err(ReconfigError::AmbiguousNode(name.to_owned()))),
+    };
+    let exact: Vec<NodeId> = fabric
+        .iter_nodes()
+        .filter(|(_, n)| n.description == s)
+        .map(|(id, _)| id)
+        .collect();
+    if let Some(r) = pick(exact) {
+        return r;
     }
+    // The first word of a description ("hca-00001" for "hca-00001 HCA-1").
+    let first: Vec<NodeId> = fabric
+        .iter_nodes()
+        .filter(|(_, n)| n.description.split_whitespace().next() == Some(s))
+        .map(|(id, _)| id)
+        .collect();
+    pick(first).unwrap_or_else(|| Err(ReconfigError::UnknownNode(name.to_owned())))
 }
 
 #[cfg(test)]

@@ -27,8 +27,11 @@
 //!   destination down to it.
 //! - **Blank switches**: switches the recursion does not reach (ftree fills
 //!   them with secondary routes) keep their old port if it still leads the
-//!   right way (down when the destination's leaf is below, up otherwise),
-//!   else the first such port. This keeps every switch's entry valid.
+//!   right way (down towards the destination's leaf when it is below, else
+//!   up towards a switch from which it can be reached), else the first such
+//!   port; a switch from which the leaf cannot be reached at all (e.g. a
+//!   middle switch that lost its only link to it) gets no entry, so that no
+//!   old down-going entry meets a new up-going one during the transition.
 //! - **Switch LIDs**: min-hop up/down, keeping old ports (see
 //!   `switch_lids`).
 //!
@@ -145,6 +148,9 @@ struct Router<'a> {
     seen: Vec<bool>,
     col: Vec<u8>,
     pod: Vec<u32>,
+    /// Per switch: can reach the current leaf going up then down.
+    reach: Vec<bool>,
+    reach_leaf: usize,
     kept: u64,
     moved: u64,
 }
@@ -223,6 +229,8 @@ fn run(
         seen: vec![false; n],
         col: vec![NO_PORT; n],
         pod,
+        reach: vec![false; n],
+        reach_leaf: usize::MAX,
         kept: 0,
         moved: 0,
     };
@@ -307,6 +315,14 @@ impl Router<'_> {
         self.col.iter_mut().for_each(|x| *x = NO_PORT);
         self.seen[leaf as usize] = true;
         self.col[leaf as usize] = leaf_port;
+        if self.reach_leaf != leaf_pos {
+            self.reach_leaf = leaf_pos;
+            for s in t.top_down() {
+                let si = s as usize;
+                self.reach[si] = t.below[si].contains(leaf_pos)
+                    || t.up[si].iter().any(|h| self.reach[h.remote as usize]);
+            }
+        }
         let main = self.old_main(leaf_pos, lid);
         let mut sw = leaf;
         let mut prev = NONE;
@@ -378,7 +394,11 @@ impl Router<'_> {
                     .map(|h| h.port)
                     .collect()
             } else {
-                t.up[s].iter().map(|h| h.port).collect()
+                t.up[s]
+                    .iter()
+                    .filter(|h| self.reach[h.remote as usize])
+                    .map(|h| h.port)
+                    .collect()
             };
             self.col[s] = if opts.contains(&oldp) {
                 oldp
