@@ -46,7 +46,10 @@ macro_rules! json {
 }
 
 /// Runs `work` with the GIL released; a panic becomes `InternalError`.
-fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, ReconfigError> + Send) -> PyResult<T> {
+fn detached<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, ReconfigError> + Send,
+) -> PyResult<T> {
     match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
         Ok(result) => result.map_err(to_py),
         Err(payload) => {
@@ -164,7 +167,12 @@ fn reconfig_route_noftree(
 #[pyfunction]
 fn reconfig_read_order(py: Python<'_>, fabric: &PyFabric, path: PathBuf) -> PyResult<Vec<u16>> {
     let f = &fabric.inner;
-    detached(py, || Ok(order::read_order_file(f, &path)?.into_iter().map(|l| l.0).collect()))
+    detached(py, || {
+        Ok(order::read_order_file(f, &path)?
+            .into_iter()
+            .map(|l| l.0)
+            .collect())
+    })
 }
 
 /// Per-CA received weight of `pattern` over `runs` analysis runs, highest
@@ -181,7 +189,8 @@ fn reconfig_order_by_traffic(
     shuffle: bool,
 ) -> PyResult<Vec<(u16, f64)>> {
     let f = &fabric.inner;
-    let p = Pattern::parse(pattern, pattern_arg).map_err(|e| exc::AnalysisError::new_err(e.to_string()))?;
+    let p = Pattern::parse(pattern, pattern_arg)
+        .map_err(|e| exc::AnalysisError::new_err(e.to_string()))?;
     detached(py, || {
         let ep = Endpoints::cas(f);
         let opts = AnalysisOptions {
@@ -191,9 +200,15 @@ fn reconfig_order_by_traffic(
             ..AnalysisOptions::default()
         };
         let recv = order::received_traffic(&ep, &p, &opts)?;
-        let counts: Vec<(Lid, f64)> = ep.as_slice().iter().zip(&recv).map(|(e, &r)| (e.lid, r)).collect();
+        let counts: Vec<(Lid, f64)> = ep
+            .as_slice()
+            .iter()
+            .zip(&recv)
+            .map(|(e, &r)| (e.lid, r))
+            .collect();
         let ranked = order::by_counts(&counts);
-        let by: std::collections::HashMap<u16, f64> = counts.iter().map(|(l, c)| (l.0, *c)).collect();
+        let by: std::collections::HashMap<u16, f64> =
+            counts.iter().map(|(l, c)| (l.0, *c)).collect();
         Ok(ranked.into_iter().map(|l| (l.0, by[&l.0])).collect())
     })
 }
@@ -233,7 +248,12 @@ fn reconfig_fault_scenario(
         inner: t,
         fabric: f.clone(),
     };
-    Ok((json!(&s)?, PyFabric::from(now.clone()), wrap(a, &now), wrap(b, &now)))
+    Ok((
+        json!(&s)?,
+        PyFabric::from(now.clone()),
+        wrap(a, &now),
+        wrap(b, &now),
+    ))
 }
 
 /// Paper IV routing times (JSON).

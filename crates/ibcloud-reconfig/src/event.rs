@@ -57,10 +57,9 @@ impl Event {
                 [n, p] => (n.clone(), p.clone()),
                 _ => return Err(usage("NODE PORT or NODE:PORT")),
             };
-            let port: u8 = port
-                .trim()
-                .parse()
-                .map_err(|_| ReconfigError::NoSuchLink(format!("{kind}: '{port}' is not a port number")))?;
+            let port: u8 = port.trim().parse().map_err(|_| {
+                ReconfigError::NoSuchLink(format!("{kind}: '{port}' is not a port number"))
+            })?;
             Ok(PortRef::new(resolve_node(fabric, &node)?, port))
         };
         let node_of = || -> Result<NodeId, ReconfigError> {

@@ -22,7 +22,10 @@ use crate::report::{changed_paths, ChangeReport};
 use crate::slimupdate::{roots_of, slim_initial, slim_update, SlimUpdateOptions};
 use crate::subtree::{SubtreeEngine, SubtreeOptions, SubtreeReconfigurer};
 
-fn best<T>(repeats: usize, mut f: impl FnMut() -> Result<(T, Duration), ReconfigError>) -> Result<(T, Duration), ReconfigError> {
+fn best<T>(
+    repeats: usize,
+    mut f: impl FnMut() -> Result<(T, Duration), ReconfigError>,
+) -> Result<(T, Duration), ReconfigError> {
     let mut out = f()?;
     for _ in 1..repeats.max(1) {
         let r = f()?;
@@ -33,7 +36,9 @@ fn best<T>(repeats: usize, mut f: impl FnMut() -> Result<(T, Duration), Reconfig
     Ok(out)
 }
 
-fn ftree_engine(roots: Option<Vec<ibcloud_fabric::Guid>>) -> Result<Box<dyn RoutingEngine>, ReconfigError> {
+fn ftree_engine(
+    roots: Option<Vec<ibcloud_fabric::Guid>>,
+) -> Result<Box<dyn RoutingEngine>, ReconfigError> {
     Ok(registry::engine(
         "ftree",
         &EngineOptions {
@@ -86,12 +91,16 @@ pub fn subtree_timing(fabric: &Fabric, repeats: usize) -> Result<SubtreeTiming, 
     })?;
     let (_, build) = best(repeats, || {
         let t = Instant::now();
-        let v = FatTree::build(fabric, &EngineOptions::default()).map_err(ReconfigError::from_tree)?;
+        let v =
+            FatTree::build(fabric, &EngineOptions::default()).map_err(ReconfigError::from_tree)?;
         Ok((v, t.elapsed()))
     })?;
     let old = routing.tables;
     let r = SubtreeReconfigurer::new(fabric, &EngineOptions::default())?;
-    let first = fabric.cas().next().ok_or_else(|| ReconfigError::NotFatTree("no CA".into()))?;
+    let first = fabric
+        .cas()
+        .next()
+        .ok_or_else(|| ReconfigError::NotFatTree("no CA".into()))?;
     let sub = r.select(&[first], &SubtreeOptions::default())?;
     let mut order = sub.destinations.clone();
     order.reverse();
@@ -150,7 +159,15 @@ pub fn fault_scenario(
     kind: &str,
     steps: usize,
     seed: u64,
-) -> Result<(Vec<ScenarioStep>, Fabric, ForwardingTables, ForwardingTables), ReconfigError> {
+) -> Result<
+    (
+        Vec<ScenarioStep>,
+        Fabric,
+        ForwardingTables,
+        ForwardingTables,
+    ),
+    ReconfigError,
+> {
     let roots = roots_of(fabric)?;
     let ft = ftree_engine(Some(roots.clone()))?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -176,14 +193,20 @@ pub fn fault_scenario(
                     .filter(|l| up_count(l.a.node) > 1 && up_count(l.b.node) > 1)
                     .collect();
                 links.sort_by_key(|l| (l.a, l.b));
-                let Some(l) = links.choose(&mut rng) else { break };
+                let Some(l) = links.choose(&mut rng) else {
+                    break;
+                };
                 Event::FailLink(l.a)
             }
             "node" => match cas.pop() {
                 Some(n) => Event::Shutdown(n),
                 None => break,
             },
-            other => return Err(ReconfigError::BadOptions(format!("unknown scenario '{other}' (link, node)"))),
+            other => {
+                return Err(ReconfigError::BadOptions(format!(
+                    "unknown scenario '{other}' (link, node)"
+                )))
+            }
         };
         state.apply(&event)?;
         let now = state.current();
@@ -198,9 +221,15 @@ pub fn fault_scenario(
             },
         )?
         .tables;
-        let rf = ChangeReport::between(&t_ftree, &nf).with_paths(changed_paths(&f_prev, &t_ftree, &now, &nf));
-        let rs = ChangeReport::between(&t_slim, &ns).with_paths(changed_paths(&f_prev, &t_slim, &now, &ns));
-        out.push(ScenarioStep { step, ftree: rf, slim: rs });
+        let rf = ChangeReport::between(&t_ftree, &nf)
+            .with_paths(changed_paths(&f_prev, &t_ftree, &now, &nf));
+        let rs = ChangeReport::between(&t_slim, &ns)
+            .with_paths(changed_paths(&f_prev, &t_slim, &now, &ns));
+        out.push(ScenarioStep {
+            step,
+            ftree: rf,
+            slim: rs,
+        });
         t_ftree = nf;
         t_slim = ns;
         f_prev = now;
@@ -313,11 +342,16 @@ pub fn node_order(
                 .map_err(|e| ReconfigError::Input(e.to_string()))
         })
         .collect::<Result<_, _>>()?;
-    let rank_order = RankOrder::new(n, &[], true).map_err(|e| ReconfigError::Input(e.to_string()))?;
+    let rank_order =
+        RankOrder::new(n, &[], true).map_err(|e| ReconfigError::Input(e.to_string()))?;
     let per_run: Vec<Vec<(f64, f64)>> = (0..orders)
         .into_par_iter()
         .map(|run| -> Result<Vec<(f64, f64)>, ReconfigError> {
-            let order: Vec<usize> = rank_order.for_run(seed, run).into_iter().map(|x| x as usize).collect();
+            let order: Vec<usize> = rank_order
+                .for_run(seed, run)
+                .into_iter()
+                .map(|x| x as usize)
+                .collect();
             let lids: Vec<Lid> = order.iter().map(|&e| endpoints.as_slice()[e].lid).collect();
             let mut t = base.clone();
             mb.assign(fabric, &mut t, Some(&lids))?;
@@ -331,8 +365,10 @@ pub fn node_order(
             parsed
                 .iter()
                 .map(|(_, p)| {
-                    let a = analyze(fabric, &ft, &endpoints, p, &opts).map_err(|e| ReconfigError::Input(e.to_string()))?;
-                    let b = analyze(fabric, &t, &endpoints, p, &opts).map_err(|e| ReconfigError::Input(e.to_string()))?;
+                    let a = analyze(fabric, &ft, &endpoints, p, &opts)
+                        .map_err(|e| ReconfigError::Input(e.to_string()))?;
+                    let b = analyze(fabric, &t, &endpoints, p, &opts)
+                        .map_err(|e| ReconfigError::Input(e.to_string()))?;
                     Ok((a.ebb().mean, b.ebb().mean))
                 })
                 .collect()

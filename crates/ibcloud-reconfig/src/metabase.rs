@@ -237,6 +237,7 @@ impl Metabase {
             let mut used = LeafSet::with_len(roots.len());
             let mut used_inner = vec![false; n_sw];
             let mut mine = Vec::new();
+            let reach = t.reach(lp);
             for j in 0..want {
                 // Climb on least-loaded up hops towards an unused (disjoint) root.
                 let mut sw = leaf;
@@ -286,7 +287,7 @@ impl Metabase {
                     }
                 }
                 mine.push(root);
-                data.plft.extend(column(&t, lp, root, j));
+                data.plft.extend(column(&t, lp, root, j, &reach));
             }
             if mine.is_empty() {
                 return Err(ReconfigError::NotFatTree(format!(
@@ -503,7 +504,7 @@ impl Metabase {
 
 /// One path set's column: per switch slot its port for paths of leaf
 /// position `lp` through `root` (the j-th path of the leaf).
-fn column(t: &Topo, lp: usize, root: u32, j: usize) -> Vec<u8> {
+fn column(t: &Topo, lp: usize, root: u32, j: usize, reach: &[bool]) -> Vec<u8> {
     let n = t.len();
     let mut col = vec![NO_PORT; n];
     // Tree membership: switches below the root (leaves included).
@@ -571,7 +572,13 @@ fn column(t: &Topo, lp: usize, root: u32, j: usize) -> Vec<u8> {
                     .collect(),
             )
         } else {
-            pick(t.up[x].iter().map(|h| h.port).collect())
+            pick(
+                t.up[x]
+                    .iter()
+                    .filter(|h| reach[h.remote as usize])
+                    .map(|h| h.port)
+                    .collect(),
+            )
         };
     }
     col

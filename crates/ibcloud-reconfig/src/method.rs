@@ -28,7 +28,9 @@ use crate::event::{Event, FabricState};
 use crate::metabase::{reroute, Metabase, MetabaseOptions};
 use crate::report::{changed_paths, ChangeReport};
 use crate::slimupdate::{roots_of, slim_update, SlimUpdateOptions, SlimUpdateStats};
-use crate::subtree::{check, ranks, Check, SubtreeEngine, SubtreeOptions, SubtreeReconfigurer, Subtree};
+use crate::subtree::{
+    check, ranks, Check, Subtree, SubtreeEngine, SubtreeOptions, SubtreeReconfigurer,
+};
 
 /// How to re-route.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,7 +171,8 @@ pub fn reconfigure(
                 None => SubtreeEngine::Ftree,
             };
             let mut t = old.clone();
-            let res = r.reconfigure_in_place(&mut t, &nodes, &engine, &SubtreeOptions::default())?;
+            let res =
+                r.reconfigure_in_place(&mut t, &nodes, &engine, &SubtreeOptions::default())?;
             phases = vec![
                 ("select".to_owned(), res.times.select.as_secs_f64()),
                 ("build".to_owned(), res.times.build.as_secs_f64()),
@@ -207,9 +210,19 @@ pub fn reconfigure(
                 Some(p) if p.exists() => Metabase::load(p, &before)?,
                 _ => Metabase::build(&before, &mopts)?,
             };
-            phases.push(("load or phase I before the event".to_owned(), ta.elapsed().as_secs_f64()));
+            phases.push((
+                "load or phase I before the event".to_owned(),
+                ta.elapsed().as_secs_f64(),
+            ));
             let changed = event.is_some_and(Event::changes_switch_topology);
-            let (t, d) = reroute(&mut mb, &now, old, changed, options.order.as_deref(), &mopts)?;
+            let (t, d) = reroute(
+                &mut mb,
+                &now,
+                old,
+                changed,
+                options.order.as_deref(),
+                &mopts,
+            )?;
             phases.push((
                 if changed { "phase I + II" } else { "phase II" }.to_owned(),
                 d.as_secs_f64(),
@@ -250,7 +263,10 @@ pub fn reconfigure(
             seconds,
             phases,
             unreachable_pairs: pairs,
-            unreachable_examples: examples.into_iter().map(|(a, b)| (desc(a), desc(b))).collect(),
+            unreachable_examples: examples
+                .into_iter()
+                .map(|(a, b)| (desc(a), desc(b)))
+                .collect(),
             check,
             subtree: sub,
             slimupdate: slim,
@@ -261,7 +277,8 @@ pub fn reconfigure(
 
 /// The nodes a sub-tree reconfiguration starts from when none are given.
 fn default_nodes(f: &Fabric, event: Option<&Event>) -> Result<Vec<NodeId>, ReconfigError> {
-    let need = || ReconfigError::BadOptions("subtree: give the nodes whose sub-tree to re-route".into());
+    let need =
+        || ReconfigError::BadOptions("subtree: give the nodes whose sub-tree to re-route".into());
     match event {
         Some(Event::Shutdown(n)) | Some(Event::Boot(n)) => f
             .neighbors(*n)

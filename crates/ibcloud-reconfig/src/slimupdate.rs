@@ -42,7 +42,6 @@ use std::time::{Duration, Instant};
 
 use ibcloud_fabric::lft::{ForwardingTables, NO_PORT};
 use ibcloud_fabric::{Fabric, Guid, Lid, PortRef};
-use ibcloud_routing::fat_tree::FatTree;
 use ibcloud_routing::EngineOptions;
 use serde::{Deserialize, Serialize};
 
@@ -89,14 +88,45 @@ pub struct SlimUpdateStats {
     pub moved: u64,
 }
 
-/// The roots ftree finds in `fabric`.
+/// The roots ftree's ranking finds in `fabric`: the switches farthest from
+/// the switches with CAs (a BFS over switch links, as OpenSM's first
+/// ranking pass; no symmetry check, so it also works on a degraded tree).
 pub fn roots_of(fabric: &Fabric) -> Result<Vec<Guid>, ReconfigError> {
-    let tree =
-        FatTree::build(fabric, &EngineOptions::default()).map_err(ReconfigError::from_tree)?;
-    Ok(tree
+    let n = fabric.num_nodes();
+    let mut dist = vec![u32::MAX; n];
+    let mut queue = std::collections::VecDeque::new();
+    for sw in fabric.switches() {
+        if fabric
+            .neighbors(sw)
+            .any(|(_, r)| !fabric.node(r.node).is_switch())
+        {
+            dist[sw.index()] = 0;
+            queue.push_back(sw);
+        }
+    }
+    while let Some(s) = queue.pop_front() {
+        for (_, r) in fabric.neighbors(s) {
+            if fabric.node(r.node).is_switch() && dist[r.node.index()] == u32::MAX {
+                dist[r.node.index()] = dist[s.index()] + 1;
+                queue.push_back(r.node);
+            }
+        }
+    }
+    let max = fabric
         .switches()
-        .filter(|&s| tree.rank(s) == 0)
-        .map(|s| tree.guid(s))
+        .map(|s| dist[s.index()])
+        .filter(|&d| d != u32::MAX)
+        .max()
+        .ok_or_else(|| ReconfigError::NotFatTree("no switch is cabled to a CA".into()))?;
+    if max == 0 {
+        return Err(ReconfigError::NotFatTree(
+            "the switches form a single level".into(),
+        ));
+    }
+    Ok(fabric
+        .switches()
+        .filter(|s| dist[s.index()] == max)
+        .map(|s| fabric.node(s).guid)
         .collect())
 }
 
@@ -317,11 +347,7 @@ impl Router<'_> {
         self.col[leaf as usize] = leaf_port;
         if self.reach_leaf != leaf_pos {
             self.reach_leaf = leaf_pos;
-            for s in t.top_down() {
-                let si = s as usize;
-                self.reach[si] = t.below[si].contains(leaf_pos)
-                    || t.up[si].iter().any(|h| self.reach[h.remote as usize]);
-            }
+            self.reach = t.reach(leaf_pos);
         }
         let main = self.old_main(leaf_pos, lid);
         let mut sw = leaf;

@@ -163,6 +163,18 @@ impl Topo {
         self.rank[s as usize] != u32::MAX
     }
 
+    /// Per switch: whether leaf position `lp` can be reached from it going
+    /// up then down (it is below the switch or below one of its ancestors).
+    pub(crate) fn reach(&self, lp: usize) -> Vec<bool> {
+        let mut reach = vec![false; self.len()];
+        for s in self.top_down() {
+            let si = s as usize;
+            reach[si] =
+                self.below[si].contains(lp) || self.up[si].iter().any(|h| reach[h.remote as usize]);
+        }
+        reach
+    }
+
     /// Switch slots of the tree, roots first (by rank, then index).
     pub(crate) fn top_down(&self) -> Vec<u32> {
         let mut v: Vec<u32> = (0..self.len() as u32)

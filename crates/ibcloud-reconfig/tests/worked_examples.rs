@@ -447,3 +447,122 @@ fn metabase_oversubscribed_and_3_level() {
         }
     }
 }
+
+// Bad input: a sub-tree of a non-fat-tree, an order naming unknown nodes,
+// tables of another fabric.
+#[test]
+fn bad_input_is_refused() {
+    use ibcloud_reconfig::ReconfigError;
+    // A 4-switch ring with one CA each is no fat-tree.
+    let mut b = FabricBuilder::new();
+    let sws: Vec<_> = (0..4)
+        .map(|i| {
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x100 + i),
+                4,
+                format!("sw{i}"),
+            ))
+            .unwrap()
+        })
+        .collect();
+    for i in 0..4 {
+        b.connect(
+            PortRef::new(sws[i], 1),
+            PortRef::new(sws[(i + 1) % 4], 2),
+            LinkRate::default(),
+        )
+        .unwrap();
+        let ca = b
+            .add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x200 + i as u64),
+                1,
+                format!("h{i}"),
+            ))
+            .unwrap();
+        b.connect(
+            PortRef::new(ca, 1),
+            PortRef::new(sws[i], 3),
+            LinkRate::default(),
+        )
+        .unwrap();
+    }
+    let mut ring = b.build();
+    assign_lids(&mut ring, &LidOptions::default()).unwrap();
+    assert!(matches!(
+        SubtreeReconfigurer::new(&ring, &EngineOptions::default()),
+        Err(ReconfigError::NotFatTree(_))
+    ));
+    assert!(matches!(
+        Metabase::build(&ring, &MetabaseOptions::default()),
+        Err(ReconfigError::NotFatTree(_))
+    ));
+    // NoFTree with an unknown LID, in a sub-tree and as an engine.
+    let f = xgft(&[4, 4, 2], &[1, 4, 4]);
+    let old = ftree(&f, None);
+    let r = SubtreeReconfigurer::new(&f, &EngineOptions::default()).unwrap();
+    let ca = f.cas().next().unwrap();
+    let e = r
+        .reconfigure(
+            &old,
+            &[ca],
+            &SubtreeEngine::NoFtree(vec![Lid(0xBFF0)]),
+            &SubtreeOptions::default(),
+        )
+        .unwrap_err();
+    assert!(matches!(e, ReconfigError::BadOrder(_)), "{e}");
+    assert!(r
+        .reconfigure(&old, &[], &SubtreeEngine::Ftree, &SubtreeOptions::default())
+        .is_err());
+    let mb = Metabase::build(&f, &MetabaseOptions::default()).unwrap();
+    let mut t = old.clone();
+    assert!(matches!(
+        mb.assign(&f, &mut t, Some(&[Lid(0xBFF0)])),
+        Err(ReconfigError::BadOrder(_))
+    ));
+    let other = xgft(&[4, 4], &[1, 4]);
+    let wrong = ftree(&other, None);
+    assert!(matches!(
+        slim_update(&f, &wrong, &f, &SlimUpdateOptions::default()),
+        Err(ReconfigError::WrongTables { .. })
+    ));
+    assert!(Metabase::build(
+        &f,
+        &MetabaseOptions {
+            paths: Some(0),
+            ..Default::default()
+        }
+    )
+    .is_err());
+}
+
+// SlimUpdate after successive leaf up-link failures on a 3-level tree: all
+// pairs reachable, no credit loop and no down->up turn in old ∪ new.
+#[test]
+fn slimupdate_transitions_are_updown_safe() {
+    use ibcloud_reconfig::subtree::{check, ranks};
+    let f = FatTreeParams::k_ary_n_tree(4, 3).build().unwrap();
+    let tree = FatTree::build(&f, &EngineOptions::default()).unwrap();
+    let rank = ranks(&f, &tree);
+    let mut st = FabricState::new(f.clone());
+    let mut prev_f = f.clone();
+    let mut prev = ftree(&f, None);
+    let links: Vec<_> = f
+        .links()
+        .filter(|l| f.node(l.a.node).is_switch() && f.node(l.b.node).is_switch())
+        .step_by(7)
+        .take(3)
+        .collect();
+    for l in links {
+        st.apply(&Event::FailLink(l.a)).unwrap();
+        let now = st.current();
+        let new = slim_update(&prev_f, &prev, &now, &SlimUpdateOptions::default())
+            .unwrap()
+            .tables;
+        let c = check(&prev_f, &prev, &now, &new, &rank, &[]).unwrap();
+        assert!(c.ok(), "{c:?}");
+        prev = new;
+        prev_f = now;
+    }
+}
