@@ -144,10 +144,16 @@ pub fn subtree_timing(fabric: &Fabric, repeats: usize) -> Result<SubtreeTiming, 
 pub struct ScenarioStep {
     /// 1-based step.
     pub step: usize,
-    /// ftree's changes against its tables before the step.
+    /// ftree's changes against its tables before the step (every LID).
     pub ftree: ChangeReport,
-    /// SlimUpdate's changes against its tables before the step.
+    /// SlimUpdate's changes against its tables before the step (every LID).
     pub slim: ChangeReport,
+    /// ftree's changes on the compute nodes live before and after the step
+    /// (the unit the papers' "paths modified" fits; the departed node's own
+    /// entries and switch LIDs left out).
+    pub ftree_cn: ChangeReport,
+    /// The same for SlimUpdate.
+    pub slim_cn: ChangeReport,
 }
 
 /// Successive random link failures (`kind` = "link": switch-to-switch links,
@@ -221,14 +227,25 @@ pub fn fault_scenario(
             },
         )?
         .tables;
-        let rf = ChangeReport::between(&t_ftree, &nf)
+        let rf = ChangeReport::between(&t_ftree, &nf);
+        let rs = ChangeReport::between(&t_slim, &ns);
+        let live_before: std::collections::HashSet<u16> =
+            crate::report::live_cas(&f_prev).iter().map(|c| c.0 .0).collect();
+        let live: Vec<Lid> = crate::report::live_cas(&now)
+            .iter()
+            .map(|c| c.0)
+            .filter(|l| live_before.contains(&l.0))
+            .collect();
+        let rf_cn = ChangeReport::between_for(&t_ftree, &nf, &live)
             .with_paths(changed_paths(&f_prev, &t_ftree, &now, &nf));
-        let rs = ChangeReport::between(&t_slim, &ns)
+        let rs_cn = ChangeReport::between_for(&t_slim, &ns, &live)
             .with_paths(changed_paths(&f_prev, &t_slim, &now, &ns));
         out.push(ScenarioStep {
             step,
             ftree: rf,
             slim: rs,
+            ftree_cn: rf_cn,
+            slim_cn: rs_cn,
         });
         t_ftree = nf;
         t_slim = ns;

@@ -72,6 +72,41 @@ impl ChangeReport {
         r
     }
 
+    /// Like [`ChangeReport::between`], counting only the destinations `lids`
+    /// (e.g. the compute nodes live before and after an event, as the
+    /// papers count "paths modified").
+    pub fn between_for(old: &ForwardingTables, new: &ForwardingTables, lids: &[Lid]) -> Self {
+        let n = old.num_nodes().max(new.num_nodes());
+        let per: Vec<(u64, u64, Vec<u16>)> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let sw = NodeId(i as u32);
+                let mut blocks = std::collections::BTreeSet::new();
+                let mut diff = Vec::new();
+                if old.table(sw).is_empty() && new.table(sw).is_empty() {
+                    return (0, 0, diff);
+                }
+                for &l in lids {
+                    if old.get(sw, l) != new.get(sw, l) {
+                        diff.push(l.0);
+                        blocks.insert(l.0 as usize / Lid::PER_LFT_BLOCK);
+                    }
+                }
+                (diff.len() as u64, blocks.len() as u64, diff)
+            })
+            .collect();
+        let mut dests = std::collections::BTreeSet::new();
+        let mut r = ChangeReport::default();
+        for (e, b, d) in per {
+            r.changed_entries += e;
+            r.changed_blocks += b;
+            r.switches_touched += u64::from(b > 0);
+            dests.extend(d);
+        }
+        r.changed_destinations = dests.len() as u64;
+        r
+    }
+
     /// Adds the changed-path count.
     pub fn with_paths(mut self, paths: u64) -> Self {
         self.changed_paths = Some(paths);
