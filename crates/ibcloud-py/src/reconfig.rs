@@ -267,15 +267,16 @@ fn reconfig_routing_times(py: Python<'_>, fabric: &PyFabric, repeats: usize) -> 
 
 /// Paper IV node-order experiment (JSON).
 #[pyfunction]
-#[pyo3(signature = (fabric, patterns, orders, seed=0))]
+#[pyo3(signature = (fabric, patterns, orders, seed=0, contiguous=false))]
 fn reconfig_node_order(
     py: Python<'_>,
     fabric: &PyFabric,
     patterns: Vec<String>,
     orders: u64,
     seed: u64,
+    contiguous: bool,
 ) -> PyResult<String> {
     let f = &fabric.inner;
-    let r = detached(py, || experiments::node_order(f, &patterns, orders, seed))?;
+    let r = detached(py, || experiments::node_order(f, &patterns, orders, seed, contiguous))?;
     json!(&r)
 }

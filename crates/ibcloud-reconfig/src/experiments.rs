@@ -229,8 +229,10 @@ pub fn fault_scenario(
         .tables;
         let rf = ChangeReport::between(&t_ftree, &nf);
         let rs = ChangeReport::between(&t_slim, &ns);
-        let live_before: std::collections::HashSet<u16> =
-            crate::report::live_cas(&f_prev).iter().map(|c| c.0 .0).collect();
+        let live_before: std::collections::HashSet<u16> = crate::report::live_cas(&f_prev)
+            .iter()
+            .map(|c| c.0 .0)
+            .collect();
         let live: Vec<Lid> = crate::report::live_cas(&now)
             .iter()
             .map(|c| c.0)
@@ -334,12 +336,16 @@ pub struct NodeOrderResult {
     pub metabase: f64,
 }
 
-/// Runs the node-order experiment for `patterns` over `orders` random orders.
+/// Runs the node-order experiment for `patterns` over `orders` random
+/// orders: uniformly random rank placements, or with `contiguous` random
+/// orders that keep each leaf's nodes together (leaves in random order, each
+/// leaf's nodes in random order), like hostfiles filled leaf by leaf.
 pub fn node_order(
     fabric: &Fabric,
     patterns: &[String],
     orders: u64,
     seed: u64,
+    contiguous: bool,
 ) -> Result<Vec<NodeOrderResult>, ReconfigError> {
     let ft = ftree_engine(None)?.route(fabric)?.tables;
     let mb = Metabase::build(fabric, &MetabaseOptions::default())?;
@@ -361,14 +367,33 @@ pub fn node_order(
         .collect::<Result<_, _>>()?;
     let rank_order =
         RankOrder::new(n, &[], true).map_err(|e| ReconfigError::Input(e.to_string()))?;
+    // Endpoint positions grouped by leaf.
+    let mut by_leaf: std::collections::BTreeMap<NodeId, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (i, e) in endpoints.as_slice().iter().enumerate() {
+        let leaf = fabric.remote(e.port).map_or(NodeId(u32::MAX), |r| r.node);
+        by_leaf.entry(leaf).or_default().push(i);
+    }
+    let groups: Vec<Vec<usize>> = by_leaf.into_values().collect();
     let per_run: Vec<Vec<(f64, f64)>> = (0..orders)
         .into_par_iter()
         .map(|run| -> Result<Vec<(f64, f64)>, ReconfigError> {
-            let order: Vec<usize> = rank_order
-                .for_run(seed, run)
-                .into_iter()
-                .map(|x| x as usize)
-                .collect();
+            let order: Vec<usize> = if contiguous {
+                let mut rng =
+                    ChaCha8Rng::seed_from_u64(seed ^ run.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let mut g = groups.clone();
+                g.shuffle(&mut rng);
+                for leaf in &mut g {
+                    leaf.shuffle(&mut rng);
+                }
+                g.concat()
+            } else {
+                rank_order
+                    .for_run(seed, run)
+                    .into_iter()
+                    .map(|x| x as usize)
+                    .collect()
+            };
             let lids: Vec<Lid> = order.iter().map(|&e| endpoints.as_slice()[e].lid).collect();
             let mut t = base.clone();
             mb.assign(fabric, &mut t, Some(&lids))?;
