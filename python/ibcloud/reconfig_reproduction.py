@@ -76,9 +76,11 @@ PAPER: Dict[str, Any] = {
 
 #: Claims we do not reproduce (docs/reproductions/reconfig.md says why).
 NOT_REPRODUCED = [
-    "Paper IV Figs. 13-14: Algorithm 5 reaching peak bandwidth (1.0) for Bruck and recursive doubling under random "
-    "node orders; our Algorithm 5 equals ftree there (one root per destination cannot serve every level of a "
-    "multi-level pattern under an arbitrary rank placement)",
+    "Paper IV Figs. 13-14: Algorithm 5 at peak bandwidth and ftree far below under the same random orders; with "
+    "uniform orders both are equal (ftree matches the paper's FTree), with leaf-contiguous orders both are near 1.0 "
+    "on 2-level trees (Alg. 5 matches the paper's SlimUpdate: 1.0, 0.94 on 6-ary-2, 0.5/0.25/0.167)",
+    "Paper IV Figs. 6-8: smaller savings on oversubscribed trees (H ~40%, 2:1 shutdowns 19%); ours are as large as on "
+    "the non-oversubscribed ones",
     "Paper IV Table 3: SlimUpdate within +7-42% of ftree's routing time (ours is 1.5-5x our much faster ftree)",
     "Paper IV Fig. 11: mFatTree's initial run as fast as ftree (ours is slower: phase I is not optimised)",
 ]
@@ -296,8 +298,8 @@ def _checks(rep: Dict[str, Any]) -> List[Dict[str, Any]]:
         f"{shut[0]['slim_cumulative']} vs {shut[0]['ftree_cumulative']}" if shut else "not run")
     t3 = rep["h4_h5"]["table3"]
     big = t3[-1]
-    want = 0.85 if big["nodes"] >= 4096 else 0.75  # the paper's 85% is at 4,096 nodes; --quick stops at 512
-    add("C5", "metabase phase II re-selection saves most of ftree's routing time (paper: 85% at 4,096 nodes)",
+    want = 0.80 if big["nodes"] >= 4096 else 0.75  # the paper's "about 85%" is at 4,096 nodes; --quick stops at 512
+    add("C5", "metabase phase II re-selection saves most of ftree's routing time (paper: about 85% at 4,096 nodes)",
         big["phase2"] <= (1 - want) * big["ftree"], f"{big['topology']} ({big['nodes']} nodes): phase II "
         f"{big['phase2'] * 1e3:.2f} ms vs ftree {big['ftree'] * 1e3:.2f} ms ({1 - big['phase2'] / big['ftree']:.1%}; "
         f"threshold {want:.0%})")

@@ -94,7 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mb = Metabase::build(&fabric, &MetabaseOptions::default())?;
     let phase1 = t.elapsed();
     let base = mb.route(&fabric, None)?;
-    let mut cas: Vec<_> = ibcloud_reconfig_lids(&fabric);
+    let mut cas: Vec<_> = ca_lids(&fabric);
     cas.reverse();
     let ((), phase2) = best(repeats, || {
         let mut t = base.clone();
@@ -107,7 +107,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 \"subtree_ms\":{:.3},\"subtree_select_ms\":{:.3},\"subtree_build_ms\":{:.3},\"subtree_route_ms\":{:.3},\"subtree_apply_ms\":{:.3},\
 \"subtree_switches\":{},\"subtree_destinations\":{},\"subtree_changed_entries\":{},\"subtree_changed_blocks\":{},\
 \"slimupdate_ms\":{:.3},\"ftree_after_failure_ms\":{:.3},\"slim_changed_entries\":{},\"ftree_changed_entries\":{},\
-\"metabase_phase1_ms\":{:.3},\"metabase_phase2_ms\":{:.3}}}",
+\"metabase_phase1_ms\":{:.3},\"metabase_phase2_ms\":{:.3},\
+\"subtree_vs_ftree\":{:.5},\"slimupdate_vs_ftree\":{:.3},\"phase2_vs_ftree\":{:.4},\
+\"targets\":{{\"subtree_under_10ms\":{},\"slimupdate_under_1s\":{},\"phase2_under_100ms\":{}}}}}",
         ms(full),
         ms(subtree),
         ms(res.times.select),
@@ -124,10 +126,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         full_changes.changed_entries,
         ms(phase1),
         ms(phase2),
+        subtree.as_secs_f64() / full.as_secs_f64(),
+        slim_t.as_secs_f64() / full_after_t.as_secs_f64(),
+        phase2.as_secs_f64() / full.as_secs_f64(),
+        ms(subtree) < 10.0,
+        ms(slim_t) < 1000.0,
+        ms(phase2) < 100.0,
     );
     Ok(())
 }
 
-fn ibcloud_reconfig_lids(f: &ibcloud_fabric::Fabric) -> Vec<ibcloud_fabric::Lid> {
+fn ca_lids(f: &ibcloud_fabric::Fabric) -> Vec<ibcloud_fabric::Lid> {
     f.cas().map(|c| f.node_lid(c)).collect()
 }

@@ -432,6 +432,8 @@ impl Metabase {
             .map(|s| (s, t.node[s]))
             .collect();
         let mut placed = 0usize;
+        // (LID, path id, leaf node, leaf port) of every live compute node.
+        let mut assigned: Vec<(Lid, usize, NodeId, u8)> = Vec::new();
         for (lp, &leaf) in t.leaves.iter().enumerate() {
             let ln = t.node[leaf as usize];
             // Compute nodes on the leaf now, in port order.
@@ -453,15 +455,15 @@ impl Metabase {
             let paths = self.data.roots[lp].len();
             let off = self.data.path_off[lp] as usize;
             for (k, &(port, lid)) in cns.iter().enumerate() {
-                let pid = off + k % paths;
-                let col = &self.data.plft[pid * n_sw..(pid + 1) * n_sw];
-                for &(s, node) in &switches {
-                    if node != ln {
-                        tables.set(node, lid, col[s]);
-                    }
-                }
-                tables.set(ln, lid, port);
+                assigned.push((lid, off + k % paths, ln, port));
                 placed += usize::from(pos.contains_key(&lid.0));
+            }
+        }
+        // Switch by switch: each switch's row is written in one pass.
+        for &(s, node) in &switches {
+            for &(lid, pid, ln, port) in &assigned {
+                let p = if node == ln { port } else { self.data.plft[pid * n_sw + s] };
+                tables.set(node, lid, p);
             }
         }
         if placed != pos.len() {
