@@ -35,8 +35,8 @@
 //! `IBCLOUD-METABASE` and a little-endian u32 format version (1), then the
 //! [`MetabaseData`] in postcard encoding: switch GUIDs per switch slot (to
 //! refuse another fabric), root GUIDs, leaves, per leaf its first path id,
-//! path count and roots, and the shadow LFT (path-major: one byte per
-//! switch slot per path, 255 = none).
+//! path count and roots, and the shadow LFT (switch-major: per switch slot
+//! one byte per path id, 255 = none).
 
 use std::time::{Duration, Instant};
 
@@ -77,7 +77,8 @@ pub struct MetabaseData {
     pub path_off: Vec<u32>,
     /// Roots (switch slots) of each leaf's paths, in path order.
     pub roots: Vec<Vec<u32>>,
-    /// Shadow LFT: `plft[pid * switch_slots + s]`.
+    /// Shadow LFT, switch-major: `plft[s * paths + pid]` (one row per
+    /// switch slot, one byte per path id, 255 = none).
     pub plft: Vec<u8>,
 }
 
@@ -299,6 +300,15 @@ impl Metabase {
             next_pid += mine.len() as u32;
             data.roots.push(mine);
         }
+        // Columns were appended path by path; store one row per switch.
+        let paths = next_pid as usize;
+        let mut rows = vec![NO_PORT; paths * n_sw];
+        for pid in 0..paths {
+            for sw in 0..n_sw {
+                rows[sw * paths + pid] = data.plft[pid * n_sw + sw];
+            }
+        }
+        data.plft = rows;
         Ok(Self {
             data,
             topo: t,
@@ -459,11 +469,13 @@ impl Metabase {
                 placed += usize::from(pos.contains_key(&lid.0));
             }
         }
-        // Switch by switch: each switch's row is written in one pass.
+        // Switch by switch: each switch's shadow row is read and its LFT
+        // row written in one pass.
+        let paths: usize = self.data.roots.iter().map(Vec::len).sum();
         for &(s, node) in &switches {
+            let row = &self.data.plft[s * paths..(s + 1) * paths];
             for &(lid, pid, ln, port) in &assigned {
-                let p = if node == ln { port } else { self.data.plft[pid * n_sw + s] };
-                tables.set(node, lid, p);
+                tables.set(node, lid, if node == ln { port } else { row[pid] });
             }
         }
         if placed != pos.len() {

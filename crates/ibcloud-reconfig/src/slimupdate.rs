@@ -181,6 +181,9 @@ struct Router<'a> {
     /// Per switch: can reach the current leaf going up then down.
     reach: Vec<bool>,
     reach_leaf: usize,
+    /// Per switch, for the current leaf: ports a blank entry may use, and the first.
+    blank_mask: Vec<[u64; 4]>,
+    blank_first: Vec<u8>,
     kept: u64,
     moved: u64,
 }
@@ -261,11 +264,15 @@ fn run(
         pod,
         reach: vec![false; n],
         reach_leaf: usize::MAX,
+        blank_mask: vec![[0; 4]; n],
+        blank_first: vec![NO_PORT; n],
         kept: 0,
         moved: 0,
     };
     let mut tables = ForwardingTables::new(fabric);
     let mut destinations = 0;
+    let mut batch_lids: Vec<Lid> = Vec::with_capacity(BATCH);
+    let mut batch: Vec<u8> = Vec::with_capacity(BATCH * n);
     for (li, &leaf) in t.leaves.iter().enumerate() {
         let mut cns = t.cns[leaf as usize].clone();
         if let Some(o) = old {
@@ -274,14 +281,17 @@ fn run(
         }
         for c in cns {
             r.route(li, leaf, c.lid, c.leaf_port);
-            for s in 0..n {
-                if r.t.is_switch(s as u32) && r.col[s] != NO_PORT {
-                    tables.set(t.node[s], c.lid, r.col[s]);
-                }
+            // Columns are buffered and written 64 at a time, switch by
+            // switch, so each LFT row is touched once per batch.
+            batch_lids.push(c.lid);
+            batch.extend_from_slice(&r.col);
+            if batch_lids.len() == BATCH {
+                flush(&t, &mut tables, &mut batch_lids, &mut batch);
             }
             destinations += 1;
         }
     }
+    flush(&t, &mut tables, &mut batch_lids, &mut batch);
     route_switch_lids(&t, fabric, old, &mut tables);
     Ok(SlimUpdateResult {
         tables,
@@ -290,6 +300,27 @@ fn run(
         moved: r.moved,
         time: t0.elapsed(),
     })
+}
+
+/// Destinations per batch of buffered columns.
+const BATCH: usize = 64;
+
+/// Writes buffered columns (`batch[i * n + s]` for `lids[i]`) switch by switch.
+fn flush(t: &Topo, tables: &mut ForwardingTables, lids: &mut Vec<Lid>, batch: &mut Vec<u8>) {
+    let n = t.len();
+    for s in 0..n {
+        if !t.is_switch(s as u32) {
+            continue;
+        }
+        for (i, &lid) in lids.iter().enumerate() {
+            let p = batch[i * n + s];
+            if p != NO_PORT {
+                tables.set(t.node[s], lid, p);
+            }
+        }
+    }
+    lids.clear();
+    batch.clear();
 }
 
 impl Router<'_> {
@@ -348,6 +379,30 @@ impl Router<'_> {
         if self.reach_leaf != leaf_pos {
             self.reach_leaf = leaf_pos;
             self.reach = t.reach(leaf_pos);
+            // Per switch, the ports a blank entry may use for this leaf: down
+            // towards it when it is below, else up towards a switch that can
+            // reach it.
+            for s in 0..t.len() {
+                let below = t.below[s].contains(leaf_pos);
+                let hops = if below { &t.down[s] } else { &t.up[s] };
+                let mut mask = [0u64; 4];
+                let mut first = NO_PORT;
+                for h in hops {
+                    let ok = if below {
+                        t.below[h.remote as usize].contains(leaf_pos)
+                    } else {
+                        self.reach[h.remote as usize]
+                    };
+                    if ok {
+                        mask[h.port as usize / 64] |= 1 << (h.port % 64);
+                        if first == NO_PORT {
+                            first = h.port;
+                        }
+                    }
+                }
+                self.blank_mask[s] = mask;
+                self.blank_first[s] = first;
+            }
         }
         let main = self.old_main(leaf_pos, lid);
         let mut sw = leaf;
@@ -412,24 +467,11 @@ impl Router<'_> {
                 continue;
             }
             let oldp = self.old_port(s as u32, lid);
-            let below = t.below[s].contains(leaf_pos);
-            let opts: Vec<u8> = if below {
-                t.down[s]
-                    .iter()
-                    .filter(|h| t.below[h.remote as usize].contains(leaf_pos))
-                    .map(|h| h.port)
-                    .collect()
-            } else {
-                t.up[s]
-                    .iter()
-                    .filter(|h| self.reach[h.remote as usize])
-                    .map(|h| h.port)
-                    .collect()
-            };
-            self.col[s] = if opts.contains(&oldp) {
+            let m = &self.blank_mask[s];
+            self.col[s] = if oldp != NO_PORT && m[oldp as usize / 64] & (1 << (oldp % 64)) != 0 {
                 oldp
             } else {
-                opts.first().copied().unwrap_or(NO_PORT)
+                self.blank_first[s]
             };
         }
     }
