@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 use ibcloud_fabric::lft::{ForwardingTables, NO_PORT};
 use ibcloud_fabric::{Fabric, Guid, Lid, NodeId};
 use ibcloud_routing::EngineOptions;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ReconfigError;
@@ -234,11 +235,14 @@ impl Metabase {
             plft: Vec::new(),
         };
         let mut next_pid = 0u32;
+        // Roots are chosen in order (the counters make it sequential); the
+        // columns, the expensive part, are then computed in parallel and
+        // stored in the same order.
+        let mut jobs: Vec<(usize, usize, u32)> = Vec::new();
         for (lp, &leaf) in t.leaves.iter().enumerate() {
             let mut used = LeafSet::with_len(roots.len());
             let mut used_inner = vec![false; n_sw];
             let mut mine = Vec::new();
-            let reach = t.reach(lp);
             for j in 0..want {
                 // Climb on least-loaded up hops towards an unused (disjoint) root.
                 let mut sw = leaf;
@@ -288,7 +292,7 @@ impl Metabase {
                     }
                 }
                 mine.push(root);
-                data.plft.extend(column(&t, lp, root, j, &reach));
+                jobs.push((lp, j, root));
             }
             if mine.is_empty() {
                 return Err(ReconfigError::NotFatTree(format!(
@@ -300,12 +304,20 @@ impl Metabase {
             next_pid += mine.len() as u32;
             data.roots.push(mine);
         }
-        // Columns were appended path by path; store one row per switch.
+        let reach: Vec<Vec<bool>> = (0..t.leaves.len())
+            .into_par_iter()
+            .map(|lp| t.reach(lp))
+            .collect();
+        let columns: Vec<Vec<u8>> = jobs
+            .par_iter()
+            .map(|&(lp, j, root)| column(&t, lp, root, j, &reach[lp]))
+            .collect();
+        // One row per switch (switch-major).
         let paths = next_pid as usize;
         let mut rows = vec![NO_PORT; paths * n_sw];
-        for pid in 0..paths {
-            for sw in 0..n_sw {
-                rows[sw * paths + pid] = data.plft[pid * n_sw + sw];
+        for (pid, col) in columns.iter().enumerate() {
+            for (sw, &p) in col.iter().enumerate() {
+                rows[sw * paths + pid] = p;
             }
         }
         data.plft = rows;
@@ -533,66 +545,51 @@ fn column(t: &Topo, lp: usize, root: u32, j: usize, reach: &[bool]) -> Vec<u8> {
             }
         }
     }
-    let pick = |hops: Vec<u8>| -> u8 {
-        if hops.is_empty() {
-            NO_PORT
-        } else {
-            hops[j % hops.len()]
+    // The (j mod count)-th hop that passes `ok`, without allocating.
+    let pick = |hops: &[crate::topo::Hop], ok: &dyn Fn(&crate::topo::Hop) -> bool| -> u8 {
+        let count = hops.iter().filter(|h| ok(h)).count();
+        if count == 0 {
+            return NO_PORT;
         }
+        hops.iter()
+            .filter(|h| ok(h))
+            .nth(j % count)
+            .map_or(NO_PORT, |h| h.port)
     };
-    // The chain from the root down to the leaf.
+    // The chain from the root down to the leaf (parallel links: the
+    // (j mod count)-th port towards the first child with the leaf below).
     let mut on_chain = vec![false; n];
     let mut s = root;
     let leaf = t.leaves[lp];
     while s != leaf {
         on_chain[s as usize] = true;
-        let hops: Vec<_> = t.down[s as usize]
+        let hops = &t.down[s as usize];
+        let Some(first) = hops
             .iter()
-            .filter(|h| t.below[h.remote as usize].contains(lp))
-            .collect();
-        let Some(first) = hops.first() else { break };
-        let same: Vec<u8> = hops
-            .iter()
-            .filter(|h| h.remote == first.remote)
-            .map(|h| h.port)
-            .collect();
-        col[s as usize] = pick(same);
-        s = first.remote;
+            .find(|h| t.below[h.remote as usize].contains(lp))
+        else {
+            break;
+        };
+        let next = first.remote;
+        col[s as usize] = pick(hops, &|h| h.remote == next);
+        s = next;
     }
     for x in 0..n {
         if !t.is_switch(x as u32) || x == leaf as usize || on_chain[x] {
             continue;
         }
         col[x] = if in_tree[x] {
-            let hops: Vec<_> = t.up[x]
-                .iter()
-                .filter(|h| in_tree[h.remote as usize])
-                .collect();
-            match hops.first() {
-                Some(f) => pick(
-                    hops.iter()
-                        .filter(|h| h.remote == f.remote)
-                        .map(|h| h.port)
-                        .collect(),
-                ),
+            match t.up[x].iter().find(|h| in_tree[h.remote as usize]) {
+                Some(f) => {
+                    let parent = f.remote;
+                    pick(&t.up[x], &|h| h.remote == parent)
+                }
                 None => NO_PORT,
             }
         } else if t.below[x].contains(lp) {
-            pick(
-                t.down[x]
-                    .iter()
-                    .filter(|h| t.below[h.remote as usize].contains(lp))
-                    .map(|h| h.port)
-                    .collect(),
-            )
+            pick(&t.down[x], &|h| t.below[h.remote as usize].contains(lp))
         } else {
-            pick(
-                t.up[x]
-                    .iter()
-                    .filter(|h| reach[h.remote as usize])
-                    .map(|h| h.port)
-                    .collect(),
-            )
+            pick(&t.up[x], &|h| reach[h.remote as usize])
         };
     }
     col
