@@ -8,6 +8,7 @@
 #   make bench-opensm  routing side by side with OpenSM on ibsim (big trees; minutes)
 #   make bench-analysis  congestion analysis on ft11664 (10,000 bisections, one shift) vs plain Python
 #   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
+#   make bench-reconfig  Papers III/IV reconfiguration on ft11664 vs a full ftree route
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -30,7 +31,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -91,3 +92,10 @@ clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis
 	find python -name '_native*.so' -delete
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# Papers III/IV on ft11664: sub-tree (< 10 ms), SlimUpdate after a link
+# failure (< 1 s), metabase phase II (< 100 ms), each beside a full ftree
+# route of the same tree in the same run (best of 3).
+bench-reconfig: $(STAMPS)/venv
+	uptime
+	cargo run --release -p ibcloud-reconfig --example reconfig_speed -- ft11664 3

@@ -9,6 +9,7 @@
     ├── UnsupportedError              a format that cannot do what was asked
     ├── RoutingError                  a fabric an engine cannot route, an unknown engine
     ├── AnalysisError                 a pattern that does not fit the nodes, unknown endpoints
+    ├── ReconfigError                 an event or reconfiguration that cannot be done
     └── InternalError                 a bug: the core panicked
 
 File access errors are ordinary :class:`OSError` subclasses
@@ -30,6 +31,7 @@ from ibcloud._native import (
     InternalError,
     LidError,
     ParseError,
+    ReconfigError,
     RoutingError,
     TopologyError,
     UnsupportedError,
@@ -41,6 +43,7 @@ __all__ = [
     "InternalError",
     "LidError",
     "ParseError",
+    "ReconfigError",
     "RoutingError",
     "TopologyError",
     "UnsupportedError",

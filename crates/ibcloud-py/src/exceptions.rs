@@ -49,6 +49,13 @@ pyo3::create_exception!(
     "A bug in ibcloud: the Rust core panicked. Please report it with the input that caused it."
 );
 
+pyo3::create_exception!(
+    ibcloud.exceptions,
+    ReconfigError,
+    IbcloudError,
+    "A fabric event or reconfiguration that cannot be done: an unknown node or link, an event that does not apply, a sub-tree of a non-fat-tree, a bad node order."
+);
+
 static PARSE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// `ParseError(IbcloudError, ValueError)`: malformed file content, reported as
@@ -82,5 +89,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AnalysisError", py.get_type::<AnalysisError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add("ParseError", parse_error(py)?)?;
+    m.add("ReconfigError", py.get_type::<ReconfigError>())?;
     Ok(())
 }

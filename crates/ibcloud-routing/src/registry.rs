@@ -12,6 +12,11 @@ const ENGINES: &[(&str, &str, Constructor)] = &[
         crate::engines::ftree::FtreeEngine::boxed,
     ),
     (
+        "noftree",
+        "Paper III's NoFTree: ftree routing each leaf's nodes in the slots of a node order (ftree without one)",
+        crate::engines::ftree::FtreeEngine::boxed,
+    ),
+    (
         "minhop",
         "OpenSM's default min-hop routing, balancing LIDs over equal-hop ports",
         crate::engines::minhop::MinHop::boxed,

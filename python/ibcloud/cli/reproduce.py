@@ -29,6 +29,8 @@ __all__ = ["REPRODUCTIONS", "register"]
 REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
     "delay": ("ibcloud.delay.reproduction",
               "Paper VI: workload delay as a QoS metric; utilisation- vs delay-based VM consolidation"),
+    "reconfig": ("ibcloud.reconfig_reproduction",
+                 "Papers III/IV: sub-tree reconfiguration, NoFTree, SlimUpdate, metabase-aided routing"),
 }
 
 

@@ -37,13 +37,21 @@ def _route(args: argparse.Namespace) -> ExitStatus:
     fabric, label = _load(args.fabric, args.format)
     if args.lids:
         fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
-    routing = route(
-        fabric,
-        args.engine,
-        roots=read_guid_list(args.roots) if args.roots else None,
-        compute_nodes=read_guid_list(args.cn_guids) if args.cn_guids else None,
-        max_vls=args.max_vls,
-    )
+    if args.order or args.order_by_traffic:
+        from ibcloud.reconfig import noftree, order_by_traffic, read_order
+
+        if args.engine != "noftree":
+            raise RoutingError("--order and --order-by-traffic need --engine noftree")
+        order = read_order(fabric, args.order) if args.order else order_by_traffic(fabric, args.order_by_traffic)
+        routing = noftree(fabric, order, roots=read_guid_list(args.roots) if args.roots else None)
+    else:
+        routing = route(
+            fabric,
+            args.engine,
+            roots=read_guid_list(args.roots) if args.roots else None,
+            compute_nodes=read_guid_list(args.cn_guids) if args.cn_guids else None,
+            max_vls=args.max_vls,
+        )
     unrouted = routing.tables.unrouted()
     report: Dict[str, Any] = {
         "fabric": label,
@@ -135,6 +143,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--cn-guids", metavar="FILE", help="compute node port GUIDs, one per line (ftree)")
     cmd.add_argument("--max-vls", type=int, metavar="N", help="virtual layers for dfsssp and lash")
     cmd.add_argument("--path-sls", metavar="FILE", help="write the path SLs (dfsssp, lash) as ibcloud-path-sls.dump")
+    cmd.add_argument("--order", metavar="FILE", help="noftree: node order (GUID/LID list, ftree CA-order dump)")
+    cmd.add_argument("--order-by-traffic", metavar="PATTERN", help="noftree: nodes ranked by the traffic PATTERN sends")
     cmd.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two table files instead of routing")
     cmd.add_argument("--fabric", dest="fabric_for_compare", metavar="FABRIC",
                      help="the fabric of the tables compared (needed for opensm-lfts.dump files)")
