@@ -6,7 +6,9 @@
 //! each sweep ([`SweepView`]) and answers with [`Action`]s, applied at once.
 //! All hooks default to doing nothing.
 
+use crate::error::NetsimError;
 use crate::stats::{FlowCounters, PortCounters};
+use crate::time::parse_duration;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 
@@ -127,6 +129,11 @@ pub trait Controller: Send {
     fn on_start(&mut self, _actions: &mut Vec<Action>) {}
     /// Called at every sweep with the counters; push actions to apply now.
     fn on_sweep(&mut self, _view: &SweepView<'_>, _actions: &mut Vec<Action>) {}
+    /// Asked after every sweep: `Some(reason)` stops the run with an error
+    /// (e.g. a scripted controller that failed).
+    fn stop(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// The controller that does nothing.
@@ -134,3 +141,35 @@ pub trait Controller: Send {
 pub struct NoController;
 
 impl Controller for NoController {}
+
+/// Reads run-time events from JSON: a list of objects with `time` (a
+/// duration such as `"13ms"` or picoseconds) and the fields of an
+/// [`Action`] (`type` in kebab-case). Names are resolved here: `node` and
+/// `switch` may be node descriptions, `dst` an endpoint name, `flow` a flow
+/// name; `resolve(kind, name)` answers for the simulation at hand.
+pub fn parse_events(
+    text: &str,
+    resolve: &dyn Fn(&str, &str) -> Option<u32>,
+) -> Result<Vec<TimedAction>, NetsimError> {
+    let bad = |i: usize, problem: String| NetsimError::Event { at: format!("event {i}"), problem };
+    let list: Vec<serde_json::Value> =
+        serde_json::from_str(text).map_err(|e| NetsimError::Event { at: format!("line {}", e.line()), problem: e.to_string() })?;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, mut v) in list.into_iter().enumerate() {
+        let obj = v.as_object_mut().ok_or_else(|| bad(i, "an event is a JSON object".into()))?;
+        let time = match obj.remove("time") {
+            Some(serde_json::Value::String(s)) => parse_duration(&s).map_err(|e| bad(i, e.to_string()))?,
+            Some(serde_json::Value::Number(n)) => n.as_u64().ok_or_else(|| bad(i, "time must be non-negative".into()))?,
+            _ => return Err(bad(i, "every event needs a time".into())),
+        };
+        for (key, kind) in [("node", "node"), ("switch", "node"), ("dst", "endpoint"), ("flow", "flow")] {
+            if let Some(serde_json::Value::String(name)) = obj.get(key).cloned() {
+                let id = resolve(kind, &name).ok_or_else(|| bad(i, format!("unknown {kind} '{name}'")))?;
+                obj.insert(key.into(), serde_json::Value::from(id));
+            }
+        }
+        let action: Action = serde_json::from_value(v).map_err(|e| bad(i, e.to_string()))?;
+        out.push(TimedAction { time, action });
+    }
+    Ok(out)
+}

@@ -380,6 +380,22 @@ impl Simulation {
         self.net.resolve(fabric, name)
     }
 
+    /// Resolves names for [`crate::control::parse_events`]: `node` (node
+    /// description, first word, or index), `endpoint`, `flow` (flow name).
+    pub fn resolve_name(&self, fabric: &Fabric, kind: &str, name: &str) -> Option<u32> {
+        match kind {
+            "node" => name.parse::<u32>().ok().filter(|&i| (i as usize) < fabric.num_nodes()).or_else(|| {
+                fabric
+                    .iter_nodes()
+                    .find(|(_, n)| n.description == name || n.description.split_whitespace().next() == Some(name))
+                    .map(|(id, _)| id.0)
+            }),
+            "endpoint" => self.net.resolve(fabric, name),
+            "flow" => self.flows.iter().position(|f| f.def.name == name).map(|i| i as u32),
+            _ => None,
+        }
+    }
+
     /// Flow names in index order.
     pub fn flow_names(&self) -> Vec<String> {
         self.flows.iter().map(|f| f.def.name.clone()).collect()
@@ -1179,6 +1195,10 @@ impl Simulation {
                 endpoint_lids: &self.net.ep_lid,
             };
             self.controller.on_sweep(&view, &mut actions);
+        }
+        if let Some(why) = self.controller.stop() {
+            self.fatal = Some(NetsimError::Event { at: format!("controller at {} ps", self.now), problem: why });
+            return;
         }
         for a in actions {
             if let Err(problem) = self.check_action(&a) {

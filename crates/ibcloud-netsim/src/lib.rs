@@ -52,7 +52,7 @@ mod topo;
 pub mod traffic;
 
 pub use config::{CcConfig, SimConfig, VlArbEntry, VlArbitration};
-pub use control::{Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
+pub use control::{parse_events, Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
 pub use engine::Simulation;
 pub use error::NetsimError;
 pub use stats::{FlowCounters, FlowSample, FlowSummary, PortCounters, PortSample, SimResult};

@@ -84,3 +84,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ParseError", parse_error(py)?)?;
     Ok(())
 }
+
+pyo3::create_exception!(
+    ibcloud.exceptions,
+    SimulationError,
+    IbcloudError,
+    "A simulation that cannot start (bad traffic, configuration or events) or that stopped (credit deadlock, budget)."
+);
