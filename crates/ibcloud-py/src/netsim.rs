@@ -5,7 +5,6 @@
 //! at sweeps with the GIL taken back only then.
 
 use crate::exceptions::{self as exc, SimulationError};
-use crate::fabric::PyFabric;
 use crate::lft::PyForwardingTables;
 use ibcloud_netsim::{
     config::pcie_gbps, parse_events, sweep, time::parse_duration, traffic::parse_trace_csv, Action, CcConfig,
@@ -154,11 +153,10 @@ fn result_to_py(py: Python<'_>, r: SimResult) -> PyResult<Py<PyAny>> {
 /// `summary` (JSON), `port_series` and `flow_series` (column buffers) and,
 /// with `wall`, the run's wall-clock seconds (setup excluded).
 #[pyfunction]
-#[pyo3(signature = (fabric, tables, config, traffic, end, events = None, controller = None, progress = None))]
+#[pyo3(signature = (tables, config, traffic, end, events = None, controller = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
-    fabric: &PyFabric,
     tables: &PyForwardingTables,
     config: &str,
     traffic: &str,
@@ -169,14 +167,13 @@ fn simulate(
 ) -> PyResult<Py<PyAny>> {
     let cfg = parse_config(config)?;
     let spec = parse_traffic_text(traffic).map_err(sim_err)?;
-    let f = &fabric.inner;
+    let f = &tables.fabric;
     let t = &tables.inner;
     let mut sim = Simulation::new(f, t, &cfg, &spec, end).map_err(sim_err)?;
     if let Some(ev) = events {
         let list = parse_events(ev, &|kind, name| sim.resolve_name(f, kind, name)).map_err(sim_err)?;
         sim.schedule(&list).map_err(sim_err)?;
     }
-    let has_controller = controller.is_some();
     if let Some(c) = controller {
         sim.set_controller(Box::new(PyController { func: c, error: None }));
     }
@@ -192,7 +189,6 @@ fn simulate(
         let r = catch_unwind(AssertUnwindSafe(|| sim.run_with(&mut cb)));
         (r, t0.elapsed().as_secs_f64())
     });
-    let _ = has_controller;
     let result = outcome.map_err(internal)?.map_err(sim_err)?;
     let d = result_to_py(py, result)?;
     d.bind(py).set_item("wall", wall)?;
@@ -205,7 +201,6 @@ fn simulate(
 #[pyfunction]
 fn simulate_many(
     py: Python<'_>,
-    fabric: &PyFabric,
     tables: &PyForwardingTables,
     runs: Vec<(String, String, u64)>,
 ) -> PyResult<Py<PyList>> {
@@ -213,7 +208,7 @@ fn simulate_many(
     for (c, t, end) in &runs {
         specs.push(sweep::RunSpec { config: parse_config(c)?, traffic: parse_traffic_text(t).map_err(sim_err)?, end: *end });
     }
-    let f = &fabric.inner;
+    let f = &tables.fabric;
     let t = &tables.inner;
     let results = py
         .detach(|| catch_unwind(AssertUnwindSafe(|| sweep::run_many(f, t, &specs))))
