@@ -187,7 +187,8 @@ class Sweep:
         self.rcv_data = np.asarray(raw["rcv_data"], dtype=np.uint64)
         self.xmit_pkts = np.asarray(raw["xmit_pkts"], dtype=np.uint64)
         self.flow_delivered_bytes = np.asarray(raw["flow_delivered_bytes"], dtype=np.uint64)
-        self.flow_sl = np.asarray(raw["flow_sl"], dtype=np.uint8)
+        sl = raw["flow_sl"]
+        self.flow_sl = np.frombuffer(sl, dtype=np.uint8) if isinstance(sl, bytes) else np.asarray(sl, dtype=np.uint8)
         self.slots = slots
 
     def congestion(self) -> np.ndarray:
