@@ -192,11 +192,23 @@ class Sweep:
         self.slots = slots
 
     def congestion(self) -> np.ndarray:
-        """ΔXmitWait per second for every port slot."""
+        """ΔXmitWait per second for every port slot.
+
+        >>> Sweep({"time": 2, "interval": 1_000_000, "xmit_wait": [3], "prev_xmit_wait": [1],
+        ...        "xmit_data": [0], "prev_xmit_data": [0], "rcv_data": [0], "prev_rcv_data": [0],
+        ...        "xmit_pkts": [0], "flow_delivered_bytes": [], "flow_sl": []}, None).congestion().tolist()
+        [2000000.0]
+        """
         return (self.xmit_wait - self.prev_xmit_wait).astype(float) / (self.interval_ps / 1e12)
 
     def bandwidth(self) -> np.ndarray:
-        """ΔXmitData × 4 bytes per second for every port slot."""
+        """ΔXmitData × 4 bytes per second for every port slot.
+
+        >>> Sweep({"time": 2, "interval": 1_000_000, "xmit_wait": [0], "prev_xmit_wait": [0],
+        ...        "xmit_data": [10], "prev_xmit_data": [0], "rcv_data": [0], "prev_rcv_data": [0],
+        ...        "xmit_pkts": [0], "flow_delivered_bytes": [], "flow_sl": []}, None).bandwidth().tolist()
+        [40000000.0]
+        """
         return (self.xmit_data - self.prev_xmit_data).astype(float) * 4 / (self.interval_ps / 1e12)
 
 
@@ -279,7 +291,14 @@ class SimResult:
 
     def gbps(self, flow: Union[int, str], start: Union[str, int] = 0, stop: Optional[Union[str, int]] = None) -> float:
         """Mean payload Gb/s of one flow (index or name) over sweep
-        intervals ending in (start, stop]."""
+        intervals ending in (start, stop].
+
+        >>> from ibcloud import Fabric, route
+        >>> t = route(Fabric.generate("4-ary-2-full"), "ftree").tables
+        >>> r = simulate(t, "flow:src=#0,dst=#5,gbps=10,size=4096", "300us")
+        >>> round(r.gbps(0, "100us"), 1)
+        10.0
+        """
         fs = self.flow_series
         idx = flow if isinstance(flow, int) else int(self.flows.index[self.flows["name"] == flow][0])
         lo = parse_duration(start) / 1e6
@@ -288,7 +307,13 @@ class SimResult:
         return float(sel["gbps"].mean()) if len(sel) else math.nan
 
     def summary(self) -> Dict[str, Any]:
-        """Scalars of the run (JSON-ready)."""
+        """Scalars of the run (JSON-ready).
+
+        >>> from ibcloud import Fabric, route
+        >>> t = route(Fabric.generate("4-ary-2-full"), "ftree").tables
+        >>> simulate(t, "shift:load=0.2", "50us").summary()["flows"]
+        32
+        """
         f = self.flows
         lat = f["mean_latency_us"].dropna() if len(f) else pd.Series(dtype=float)
         return {
@@ -311,7 +336,14 @@ class SimResult:
 
     def write(self, out: Union[str, os.PathLike], format: str = "parquet") -> List[Path]:
         """Writes flows, flow_series, port_series and ports as Parquet or CSV,
-        and summary.json, into ``out``; returns the paths."""
+        and summary.json, into ``out``; returns the paths.
+
+        >>> import tempfile
+        >>> from ibcloud import Fabric, route
+        >>> t = route(Fabric.generate("4-ary-2-full"), "ftree").tables
+        >>> [p.name for p in simulate(t, "shift:load=0.2", "20us").write(tempfile.mkdtemp(), "csv")]
+        ['flows.csv', 'flow_series.csv', 'port_series.csv', 'ports.csv', 'summary.json']
+        """
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -333,7 +365,14 @@ class SimResult:
 
     def plot(self, out: Union[str, os.PathLike], title: str = "") -> List[Path]:
         """PNG plots into ``out``: throughput and latency over time, XmitWait
-        of the busiest ports; returns the paths."""
+        of the busiest ports; returns the paths.
+
+        >>> import tempfile
+        >>> from ibcloud import Fabric, route
+        >>> t = route(Fabric.generate("4-ary-2-full"), "ftree").tables
+        >>> len(simulate(t, "shift:load=0.2", "20us", sweep_interval="5us").plot(tempfile.mkdtemp()))
+        3
+        """
         from ibcloud.sim.plots import plot_result
 
         return plot_result(self, Path(out), title)

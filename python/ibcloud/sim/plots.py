@@ -48,7 +48,15 @@ def _per_flow(ax, series, column: str, ylabel: str, n_flows: int) -> None:
 
 
 def plot_result(result: "SimResult", out: Path, title: str = "") -> List[Path]:
-    """Writes throughput.png, latency.png and xmit_wait.png into ``out``."""
+    """Writes throughput.png, latency.png and xmit_wait.png into ``out``.
+
+    >>> import tempfile
+    >>> from ibcloud import Fabric, route
+    >>> from ibcloud.sim import simulate
+    >>> t = route(Fabric.generate("4-ary-2-full"), "ftree").tables
+    >>> len(plot_result(simulate(t, "uniform:load=0.3", "40us", sweep_interval="10us"), tempfile.mkdtemp()))
+    3
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
