@@ -3,7 +3,6 @@
 
 use ibcloud_netsim::time::parse_duration;
 use ibcloud_netsim::{SimConfig, Simulation, TrafficSpec};
-use ibcloud_routing::RoutingEngine;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -11,8 +10,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let end = parse_duration(args.get(2).map_or("1ms", |s| s.as_str()))?;
     let mut f = ibcloud_fabric::generate::preset("ft648")?.build()?;
     ibcloud_fabric::lids::assign_lids(&mut f, &Default::default())?;
-    let t = ibcloud_routing::registry::engine("ftree", &Default::default())?.route(&f)?.tables;
-    let cfg = SimConfig { mtu: 4096, record_ports: false, ..SimConfig::default() };
+    let t = ibcloud_routing::registry::engine("ftree", &Default::default())?
+        .route(&f)?
+        .tables;
+    let cfg = SimConfig {
+        mtu: 4096,
+        record_ports: false,
+        ..SimConfig::default()
+    };
     let spec = TrafficSpec::parse_compact(&format!("uniform:load={load},size=4096"))?;
     let mut sim = Simulation::new(&f, &t, &cfg, &spec, end)?;
     let t0 = std::time::Instant::now();

@@ -93,7 +93,10 @@ impl SimConfig {
     pub fn validate(&self) -> Result<(), NetsimError> {
         let bad = |m: String| Err(NetsimError::Config(m));
         if ![256, 512, 1024, 2048, 4096].contains(&self.mtu) {
-            return bad(format!("mtu {} is not one of 256, 512, 1024, 2048, 4096", self.mtu));
+            return bad(format!(
+                "mtu {} is not one of 256, 512, 1024, 2048, 4096",
+                self.mtu
+            ));
         }
         if self.vls == 0 || self.vls > MAX_DATA_VLS {
             return bad(format!("vls {} is not in 1..=15", self.vls));
@@ -113,7 +116,10 @@ impl SimConfig {
         }
         if let Some(map) = &self.sl2vl {
             if let Some(v) = map.iter().find(|&&v| v >= self.vls) {
-                return bad(format!("sl2vl maps to VL {v} but only {} VLs are operational", self.vls));
+                return bad(format!(
+                    "sl2vl maps to VL {v} but only {} VLs are operational",
+                    self.vls
+                ));
             }
         }
         self.vl_arbitration.validate(self.vls)?;
@@ -158,7 +164,7 @@ pub struct VlArbEntry {
 }
 
 /// The IB VL arbitration tables of an output port (same on every port).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct VlArbitration {
     /// High-priority table (up to 64 entries).
@@ -169,16 +175,6 @@ pub struct VlArbitration {
     /// Limit of High Priority in 4096-byte units; 255 = unlimited, 0 = one
     /// packet. Default 0.
     pub high_limit: u8,
-}
-
-impl Default for VlArbitration {
-    fn default() -> Self {
-        Self {
-            high: Vec::new(),
-            low: Vec::new(),
-            high_limit: 0,
-        }
-    }
 }
 
 impl VlArbitration {
@@ -204,10 +200,13 @@ impl VlArbitration {
     pub fn parse_table(text: &str) -> Result<Vec<VlArbEntry>, NetsimError> {
         let mut out = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (v, w) = part
-                .split_once(':')
-                .ok_or_else(|| NetsimError::Config(format!("VL arbitration entry '{part}' is not VL:WEIGHT")))?;
-            let vl: u8 = v.trim().parse().map_err(|_| NetsimError::Config(format!("bad VL in '{part}'")))?;
+            let (v, w) = part.split_once(':').ok_or_else(|| {
+                NetsimError::Config(format!("VL arbitration entry '{part}' is not VL:WEIGHT"))
+            })?;
+            let vl: u8 = v
+                .trim()
+                .parse()
+                .map_err(|_| NetsimError::Config(format!("bad VL in '{part}'")))?;
             let weight: u8 = w
                 .trim()
                 .parse()
@@ -284,7 +283,9 @@ impl CcConfig {
             return Err(NetsimError::Config("cc threshold must be 0-15".into()));
         }
         if self.cct.is_empty() {
-            return Err(NetsimError::Config("cc table (cct) must have at least one entry".into()));
+            return Err(NetsimError::Config(
+                "cc table (cct) must have at least one entry".into(),
+            ));
         }
         if self.ccti_timer == 0 {
             return Err(NetsimError::Config("ccti-timer must be positive".into()));

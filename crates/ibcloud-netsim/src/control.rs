@@ -151,20 +151,38 @@ pub fn parse_events(
     text: &str,
     resolve: &dyn Fn(&str, &str) -> Option<u32>,
 ) -> Result<Vec<TimedAction>, NetsimError> {
-    let bad = |i: usize, problem: String| NetsimError::Event { at: format!("event {i}"), problem };
+    let bad = |i: usize, problem: String| NetsimError::Event {
+        at: format!("event {i}"),
+        problem,
+    };
     let list: Vec<serde_json::Value> =
-        serde_json::from_str(text).map_err(|e| NetsimError::Event { at: format!("line {}", e.line()), problem: e.to_string() })?;
+        serde_json::from_str(text).map_err(|e| NetsimError::Event {
+            at: format!("line {}", e.line()),
+            problem: e.to_string(),
+        })?;
     let mut out = Vec::with_capacity(list.len());
     for (i, mut v) in list.into_iter().enumerate() {
-        let obj = v.as_object_mut().ok_or_else(|| bad(i, "an event is a JSON object".into()))?;
+        let obj = v
+            .as_object_mut()
+            .ok_or_else(|| bad(i, "an event is a JSON object".into()))?;
         let time = match obj.remove("time") {
-            Some(serde_json::Value::String(s)) => parse_duration(&s).map_err(|e| bad(i, e.to_string()))?,
-            Some(serde_json::Value::Number(n)) => n.as_u64().ok_or_else(|| bad(i, "time must be non-negative".into()))?,
+            Some(serde_json::Value::String(s)) => {
+                parse_duration(&s).map_err(|e| bad(i, e.to_string()))?
+            }
+            Some(serde_json::Value::Number(n)) => n
+                .as_u64()
+                .ok_or_else(|| bad(i, "time must be non-negative".into()))?,
             _ => return Err(bad(i, "every event needs a time".into())),
         };
-        for (key, kind) in [("node", "node"), ("switch", "node"), ("dst", "endpoint"), ("flow", "flow")] {
+        for (key, kind) in [
+            ("node", "node"),
+            ("switch", "node"),
+            ("dst", "endpoint"),
+            ("flow", "flow"),
+        ] {
             if let Some(serde_json::Value::String(name)) = obj.get(key).cloned() {
-                let id = resolve(kind, &name).ok_or_else(|| bad(i, format!("unknown {kind} '{name}'")))?;
+                let id = resolve(kind, &name)
+                    .ok_or_else(|| bad(i, format!("unknown {kind} '{name}'")))?;
                 obj.insert(key.into(), serde_json::Value::from(id));
             }
         }

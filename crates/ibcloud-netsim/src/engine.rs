@@ -197,7 +197,9 @@ impl Simulation {
     ) -> Result<Self, NetsimError> {
         cfg.validate()?;
         if end == 0 {
-            return Err(NetsimError::Config("the run length must be positive".into()));
+            return Err(NetsimError::Config(
+                "the run length must be positive".into(),
+            ));
         }
         let net = Net::new(fabric, tables)?;
         let v = cfg.vls as usize;
@@ -209,7 +211,11 @@ impl Simulation {
                 continue;
             }
             let r = &net.slots[s.remote as usize];
-            let bytes = if r.is_switch { cfg.buffer_bytes } else { cfg.hca_buffer_bytes };
+            let bytes = if r.is_switch {
+                cfg.buffer_bytes
+            } else {
+                cfg.hca_buffer_bytes
+            };
             let units = cfg.units_per_vl(bytes);
             if units < mtu_units {
                 return Err(NetsimError::BufferTooSmall {
@@ -240,14 +246,18 @@ impl Simulation {
             .map(|&np| vec![global; (np as usize + 1) * (np as usize + 1)])
             .collect();
         let lo = if cfg.vl_arbitration.low.is_empty() {
-            (0..cfg.vls).map(|vl| VlArbEntry { vl, weight: 32 }).collect()
+            (0..cfg.vls)
+                .map(|vl| VlArbEntry { vl, weight: 32 })
+                .collect()
         } else {
             cfg.vl_arbitration.low.clone()
         };
         let hi = cfg.vl_arbitration.high.clone();
-        let mut arb0 = Arb::default();
-        arb0.hi_left = hi.first().map_or(0, |e| e.weight as i32);
-        arb0.lo_left = lo.first().map_or(0, |e| e.weight as i32);
+        let arb0 = Arb {
+            hi_left: hi.first().map_or(0, |e| e.weight as i32),
+            lo_left: lo.first().map_or(0, |e| e.weight as i32),
+            ..Default::default()
+        };
         let flows = defs
             .into_iter()
             .enumerate()
@@ -257,7 +267,9 @@ impl Simulation {
                     _ => 0.0,
                 };
                 FlowState {
-                    rng: ChaCha8Rng::seed_from_u64(cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64 + 1)),
+                    rng: ChaCha8Rng::seed_from_u64(
+                        cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64 + 1),
+                    ),
                     backlog: VecDeque::new(),
                     queued: false,
                     next_allowed: 0,
@@ -268,7 +280,10 @@ impl Simulation {
                     trace_pos: 0,
                     a2a_next: 0,
                     sl: def.sl,
-                    c: FlowCounters { sl: def.sl, ..Default::default() },
+                    c: FlowCounters {
+                        sl: def.sl,
+                        ..Default::default()
+                    },
                     last: FlowCounters::default(),
                     def,
                 }
@@ -361,7 +376,10 @@ impl Simulation {
     pub fn schedule(&mut self, actions: &[TimedAction]) -> Result<(), NetsimError> {
         for (i, a) in actions.iter().enumerate() {
             self.check_action(&a.action)
-                .map_err(|problem| NetsimError::Event { at: format!("event {i} at {} ps", a.time), problem })?;
+                .map_err(|problem| NetsimError::Event {
+                    at: format!("event {i} at {} ps", a.time),
+                    problem,
+                })?;
             if a.time > self.end {
                 continue;
             }
@@ -384,14 +402,25 @@ impl Simulation {
     /// description, first word, or index), `endpoint`, `flow` (flow name).
     pub fn resolve_name(&self, fabric: &Fabric, kind: &str, name: &str) -> Option<u32> {
         match kind {
-            "node" => name.parse::<u32>().ok().filter(|&i| (i as usize) < fabric.num_nodes()).or_else(|| {
-                fabric
-                    .iter_nodes()
-                    .find(|(_, n)| n.description == name || n.description.split_whitespace().next() == Some(name))
-                    .map(|(id, _)| id.0)
-            }),
+            "node" => name
+                .parse::<u32>()
+                .ok()
+                .filter(|&i| (i as usize) < fabric.num_nodes())
+                .or_else(|| {
+                    fabric
+                        .iter_nodes()
+                        .find(|(_, n)| {
+                            n.description == name
+                                || n.description.split_whitespace().next() == Some(name)
+                        })
+                        .map(|(id, _)| id.0)
+                }),
             "endpoint" => self.net.resolve(fabric, name),
-            "flow" => self.flows.iter().position(|f| f.def.name == name).map(|i| i as u32),
+            "flow" => self
+                .flows
+                .iter()
+                .position(|f| f.def.name == name)
+                .map(|i| i as u32),
             _ => None,
         }
     }
@@ -403,7 +432,9 @@ impl Simulation {
 
     fn check_action(&self, a: &Action) -> Result<(), String> {
         let nodes = self.net.num_ports.len() as u32;
-        let port_ok = |node: u32, port: u8| node < nodes && port >= 1 && port <= self.net.num_ports[node as usize];
+        let port_ok = |node: u32, port: u8| {
+            node < nodes && port >= 1 && port <= self.net.num_ports[node as usize]
+        };
         match *a {
             Action::SetFlowSl { flow, sl } => {
                 if flow as usize >= self.flows.len() {
@@ -421,7 +452,12 @@ impl Simulation {
                     return Err("SL is not 0-15".into());
                 }
             }
-            Action::SetSl2Vl { node, in_port, out_port, map } => {
+            Action::SetSl2Vl {
+                node,
+                in_port,
+                out_port,
+                map,
+            } => {
                 if node >= nodes {
                     return Err(format!("no node {node}"));
                 }
@@ -465,7 +501,13 @@ impl Simulation {
     #[inline]
     fn push(&mut self, t: Time, kind: u8, a: u32, b: u32) {
         self.seq += 1;
-        self.heap.push(Ev { t, seq: self.seq, kind, a, b });
+        self.heap.push(Ev {
+            t,
+            seq: self.seq,
+            kind,
+            a,
+            b,
+        });
     }
 
     #[inline]
@@ -484,7 +526,10 @@ impl Simulation {
             if self.fatal.is_none() {
                 self.fatal = Some(NetsimError::Budget {
                     time_us: self.now as f64 / 1e6,
-                    what: format!("more than {} packets in flight (max-packets)", self.cfg.max_packets),
+                    what: format!(
+                        "more than {} packets in flight (max-packets)",
+                        self.cfg.max_packets
+                    ),
                 });
             }
             // Reuse slot 0 so the run can stop cleanly.
@@ -493,12 +538,18 @@ impl Simulation {
     }
 
     /// Runs to the end. `progress` is called at every sweep with (now, end).
-    pub fn run_with(&mut self, progress: &mut dyn FnMut(Time, Time)) -> Result<SimResult, NetsimError> {
+    pub fn run_with(
+        &mut self,
+        progress: &mut dyn FnMut(Time, Time),
+    ) -> Result<SimResult, NetsimError> {
         let mut start_actions = Vec::new();
         self.controller.on_start(&mut start_actions);
         for a in start_actions {
             if let Err(problem) = self.check_action(&a) {
-                return Err(NetsimError::Event { at: "controller start".into(), problem });
+                return Err(NetsimError::Event {
+                    at: "controller start".into(),
+                    problem,
+                });
             }
             self.apply(&a);
         }
@@ -609,7 +660,15 @@ impl Simulation {
         let v = self.v;
         let (wire, vl) = {
             let p = &self.pkts[pid as usize];
-            (p.payload + if p.flags & F_CNP != 0 { 64 } else { self.cfg.wire_overhead_bytes }, p.vl as usize)
+            (
+                p.payload
+                    + if p.flags & F_CNP != 0 {
+                        64
+                    } else {
+                        self.cfg.wire_overhead_bytes
+                    },
+                p.vl as usize,
+            )
         };
         self.counters[s].rcv_bytes += wire as u64;
         self.counters[s].rcv_pkts += 1;
@@ -695,15 +754,22 @@ impl Simulation {
             return self.eligible(slot, 0, is_switch).then_some((0, false));
         }
         let mut st = self.arb[slot];
-        let lo_any = self.lo.iter().any(|e| e.weight > 0 && self.eligible(slot, e.vl, is_switch));
+        let lo_any = self
+            .lo
+            .iter()
+            .any(|e| e.weight > 0 && self.eligible(slot, e.vl, is_switch));
         let mut out = None;
         if !self.hi.is_empty() && (st.hi_bytes < self.hi_limit_bytes || !lo_any) {
-            if let Some(vl) = self.pick_table(&self.hi, &mut st.hi_idx, &mut st.hi_left, slot, is_switch) {
+            if let Some(vl) =
+                self.pick_table(&self.hi, &mut st.hi_idx, &mut st.hi_left, slot, is_switch)
+            {
                 out = Some((vl, true));
             }
         }
         if out.is_none() && lo_any {
-            if let Some(vl) = self.pick_table(&self.lo, &mut st.lo_idx, &mut st.lo_left, slot, is_switch) {
+            if let Some(vl) =
+                self.pick_table(&self.lo, &mut st.lo_idx, &mut st.lo_left, slot, is_switch)
+            {
                 out = Some((vl, false));
             }
         }
@@ -711,7 +777,14 @@ impl Simulation {
         out
     }
 
-    fn pick_table(&self, t: &[VlArbEntry], idx: &mut usize, left: &mut i32, slot: usize, sw: bool) -> Option<u8> {
+    fn pick_table(
+        &self,
+        t: &[VlArbEntry],
+        idx: &mut usize,
+        left: &mut i32,
+        slot: usize,
+        sw: bool,
+    ) -> Option<u8> {
         let n = t.len();
         for _ in 0..=n {
             let e = t[*idx];
@@ -766,7 +839,9 @@ impl Simulation {
     }
 
     fn try_send_switch(&mut self, s: usize) {
-        let Some((vl, hi)) = self.pick_vl(s, true) else { return };
+        let Some((vl, hi)) = self.pick_vl(s, true) else {
+            return;
+        };
         let k = s * self.v + vl as usize;
         let fid = self.req[k].pop_front().expect("eligible");
         self.pending[s] -= 1;
@@ -776,7 +851,8 @@ impl Simulation {
         let units = self.pkts[pid as usize].units as u32;
         self.queued_units[k] -= units;
         // Congestion control: FECN marking at a congested output VL.
-        if self.cc.is_some() && self.queued_units[k] > self.cc_mark_units && self.cc_mark_units > 0 {
+        if self.cc.is_some() && self.queued_units[k] > self.cc_mark_units && self.cc_mark_units > 0
+        {
             let p = &self.pkts[pid as usize];
             if p.flags & F_CNP == 0 && p.payload >= self.cc_min_payload {
                 let rate = self.cc.as_ref().map_or(0, |c| c.marking_rate);
@@ -800,13 +876,22 @@ impl Simulation {
         let remote_switch = self.net.slots[remote as usize].is_switch;
         let cfg = &self.cfg;
         let p = &mut self.pkts[pid as usize];
-        let wire = p.payload + if p.flags & F_CNP != 0 { 64 } else { cfg.wire_overhead_bytes };
+        let wire = p.payload
+            + if p.flags & F_CNP != 0 {
+                64
+            } else {
+                cfg.wire_overhead_bytes
+            };
         let units = p.units as u32;
         let end = (now + Self::ser(wire, kbps)).max(p.tail);
         p.vl = vl;
         p.tail = end + cfg.link_delay;
         let lat = if remote_switch { cfg.switch_latency } else { 0 };
-        let head = if cfg.store_and_forward { end + cfg.link_delay + lat } else { now + cfg.link_delay + lat };
+        let head = if cfg.store_and_forward {
+            end + cfg.link_delay + lat
+        } else {
+            now + cfg.link_delay + lat
+        };
         self.credits[s * self.v + vl as usize] -= units as i64;
         let c = &mut self.counters[s];
         c.xmit_bytes += wire as u64;
@@ -842,7 +927,9 @@ impl Simulation {
             return;
         }
         loop {
-            let Some((vl, hi)) = self.pick_vl(s, false) else { return };
+            let Some((vl, hi)) = self.pick_vl(s, false) else {
+                return;
+            };
             let k = s * self.v + vl as usize;
             let f = self.req[k].pop_front().expect("eligible") as usize;
             self.pending[s] -= 1;
@@ -865,7 +952,11 @@ impl Simulation {
                 fl.backlog.pop_front();
             }
             fl.c.injected_bytes += payload as u64;
-            let sl = if self.dst_sl[dst as usize] != NO_SL { self.dst_sl[dst as usize] } else { fl.sl };
+            let sl = if self.dst_sl[dst as usize] != NO_SL {
+                self.dst_sl[dst as usize]
+            } else {
+                fl.sl
+            };
             let units = self.cfg.units(payload);
             let pkt = Pkt {
                 flow: f as u32,
@@ -937,7 +1028,9 @@ impl Simulation {
         self.cc_ird(f);
         let Some(cc) = &self.cc else { return };
         let fl = &mut self.flows[f];
-        fl.ccti = (fl.ccti + cc.ccti_increase).max(cc.ccti_min).min(cc.ccti_limit);
+        fl.ccti = (fl.ccti + cc.ccti_increase)
+            .max(cc.ccti_min)
+            .min(cc.ccti_limit);
         fl.cc_ref = self.now;
         fl.c.becns += 1;
         fl.c.ccti = fl.ccti;
@@ -1057,7 +1150,11 @@ impl Simulation {
             fl.c.refused_msgs += 1;
             return;
         }
-        fl.backlog.push_back(Msg { dst, remaining: size, created: now });
+        fl.backlog.push_back(Msg {
+            dst,
+            remaining: size,
+            created: now,
+        });
         self.activate(f as u32);
     }
 
@@ -1076,7 +1173,9 @@ impl Simulation {
     }
 
     fn refill_greedy(&mut self, f: usize) {
-        while self.now < self.flows[f].def.stop && (self.flows[f].backlog.len() as u32) < self.flows[f].def.max_backlog {
+        while self.now < self.flows[f].def.stop
+            && (self.flows[f].backlog.len() as u32) < self.flows[f].def.max_backlog
+        {
             let size = {
                 let fl = &mut self.flows[f];
                 fl.def.size.draw(&mut fl.rng)
@@ -1085,7 +1184,11 @@ impl Simulation {
             let now = self.now;
             let fl = &mut self.flows[f];
             fl.c.offered_msgs += 1;
-            fl.backlog.push_back(Msg { dst: d, remaining: size, created: now });
+            fl.backlog.push_back(Msg {
+                dst: d,
+                remaining: size,
+                created: now,
+            });
         }
     }
 
@@ -1164,7 +1267,11 @@ impl Simulation {
         if self.cfg.record_ports {
             for (s, c) in self.counters.iter().enumerate() {
                 if self.net.slots[s].remote != NONE {
-                    self.port_series.push(PortSample { time: self.now, slot: s as u32, counters: *c });
+                    self.port_series.push(PortSample {
+                        time: self.now,
+                        slot: s as u32,
+                        counters: *c,
+                    });
                 }
             }
         }
@@ -1175,9 +1282,17 @@ impl Simulation {
             self.flow_series.push(FlowSample {
                 time: self.now,
                 flow: i as u32,
-                gbps: if interval > 0 { d as f64 * 8.0 * 1000.0 / interval as f64 } else { 0.0 },
+                gbps: if interval > 0 {
+                    d as f64 * 8.0 * 1000.0 / interval as f64
+                } else {
+                    0.0
+                },
                 completed: n,
-                mean_latency_us: if n > 0 { lat as f64 / n as f64 / 1e6 } else { f64::NAN },
+                mean_latency_us: if n > 0 {
+                    lat as f64 / n as f64 / 1e6
+                } else {
+                    f64::NAN
+                },
                 sl: fl.sl,
             });
             fl.last = fl.c;
@@ -1197,18 +1312,27 @@ impl Simulation {
             self.controller.on_sweep(&view, &mut actions);
         }
         if let Some(why) = self.controller.stop() {
-            self.fatal = Some(NetsimError::Event { at: format!("controller at {} ps", self.now), problem: why });
+            self.fatal = Some(NetsimError::Event {
+                at: format!("controller at {} ps", self.now),
+                problem: why,
+            });
             return;
         }
         for a in actions {
             if let Err(problem) = self.check_action(&a) {
-                self.fatal = Some(NetsimError::Event { at: format!("controller at {} ps", self.now), problem });
+                self.fatal = Some(NetsimError::Event {
+                    at: format!("controller at {} ps", self.now),
+                    problem,
+                });
                 return;
             }
             self.apply(&a);
         }
         if let Some(cycle) = self.find_deadlock() {
-            self.fatal = Some(NetsimError::Deadlock { time_us: self.now as f64 / 1e6, cycle });
+            self.fatal = Some(NetsimError::Deadlock {
+                time_us: self.now as f64 / 1e6,
+                cycle,
+            });
         }
         self.prev_counters.clone_from(&self.counters);
         self.last_sweep = self.now;
@@ -1281,11 +1405,18 @@ impl Simulation {
                 f.c.sl = sl;
             }
             Action::SetDestinationSl { dst, sl } => self.dst_sl[dst as usize] = sl.unwrap_or(NO_SL),
-            Action::SetSl2Vl { node, in_port, out_port, map } => {
+            Action::SetSl2Vl {
+                node,
+                in_port,
+                out_port,
+                map,
+            } => {
                 let np = self.net.num_ports[node as usize] as usize + 1;
                 for i in 0..np {
                     for o in 0..np {
-                        if in_port.is_none_or(|p| p as usize == i) && out_port.is_none_or(|p| p as usize == o) {
+                        if in_port.is_none_or(|p| p as usize == i)
+                            && out_port.is_none_or(|p| p as usize == o)
+                        {
                             self.sl2vl[node as usize][i * np + o] = map;
                         }
                     }
@@ -1379,7 +1510,10 @@ impl Simulation {
 enum Kind {
     Greedy,
     Trace,
-    Rate { poisson: bool, on_off: Option<(Time, Time)> },
+    Rate {
+        poisson: bool,
+        on_off: Option<(Time, Time)>,
+    },
 }
 
 impl Arrival {
@@ -1387,7 +1521,12 @@ impl Arrival {
         match self {
             Arrival::Greedy => Kind::Greedy,
             Arrival::Trace(_) => Kind::Trace,
-            Arrival::Rate { poisson, on_off, .. } => Kind::Rate { poisson: *poisson, on_off: *on_off },
+            Arrival::Rate {
+                poisson, on_off, ..
+            } => Kind::Rate {
+                poisson: *poisson,
+                on_off: *on_off,
+            },
         }
     }
 }

@@ -24,10 +24,20 @@
 //! change SLs, SL2VL tables, forwarding entries and links.
 //!
 //! ```
-//! use ibcloud_netsim::{Simulation, SimConfig, TrafficSpec, time::MS};
-//! use ibcloud_fabric::generate;
-//! let mut fabric = generate::preset("ft324")?.build()?;
-//! # let _ = &mut fabric;
+//! use ibcloud_fabric::{generate, lids, lft::ForwardingTables, Lid};
+//! use ibcloud_netsim::{time::US, SimConfig, Simulation, TrafficSpec};
+//! // One switch (the 2-level tree's leaf would do too): route by hand.
+//! let mut fabric = generate::preset("4-ary-1")?.build()?;
+//! lids::assign_lids(&mut fabric, &Default::default())?;
+//! let mut tables = ForwardingTables::new(&fabric);
+//! let sw = fabric.switches().next().unwrap();
+//! for (p, r) in fabric.neighbors(sw) {
+//!     tables.set(sw, fabric.port(r).unwrap().lid, p);
+//! }
+//! let spec = TrafficSpec::parse_compact("flow:src=#0,dst=#1,size=64k")?;
+//! let r = Simulation::new(&fabric, &tables, &SimConfig::default(), &spec, 200 * US)?.run()?;
+//! assert!(r.flows[0].gbps > 30.0); // a greedy QP fills the 4x QDR link
+//! # let _ = Lid(1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -52,7 +62,9 @@ mod topo;
 pub mod traffic;
 
 pub use config::{CcConfig, SimConfig, VlArbEntry, VlArbitration};
-pub use control::{parse_events, Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
+pub use control::{
+    parse_events, Action, Controller, NoController, SlotInfo, SweepView, TimedAction,
+};
 pub use engine::Simulation;
 pub use error::NetsimError;
 pub use stats::{FlowCounters, FlowSample, FlowSummary, PortCounters, PortSample, SimResult};

@@ -24,7 +24,11 @@ pub struct RunSpec {
 
 /// Runs every spec in parallel; the i-th result belongs to the i-th spec,
 /// whatever the number of threads.
-pub fn run_many(fabric: &Fabric, tables: &ForwardingTables, runs: &[RunSpec]) -> Vec<Result<SimResult, NetsimError>> {
+pub fn run_many(
+    fabric: &Fabric,
+    tables: &ForwardingTables,
+    runs: &[RunSpec],
+) -> Vec<Result<SimResult, NetsimError>> {
     runs.par_iter()
         .map(|r| Simulation::new(fabric, tables, &r.config, &r.traffic, r.end)?.run())
         .collect()

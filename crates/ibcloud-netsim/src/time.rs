@@ -40,7 +40,7 @@ pub fn parse_duration(text: &str) -> Result<Time, NetsimError> {
         _ => return Err(bad()),
     } as f64;
     let ps = value * scale;
-    if !ps.is_finite() || ps < 0.0 || ps > 1.0e19 {
+    if !ps.is_finite() || !(0.0..=1.0e19).contains(&ps) {
         return Err(bad());
     }
     Ok(ps.round() as Time)

@@ -42,7 +42,9 @@ pub(crate) struct Net {
 
 impl Net {
     pub(crate) fn new(fabric: &Fabric, tables: &ForwardingTables) -> Result<Self, NetsimError> {
-        let lid_table = fabric.lid_table().map_err(|e| NetsimError::Fabric(e.to_string()))?;
+        let lid_table = fabric
+            .lid_table()
+            .map_err(|e| NetsimError::Fabric(e.to_string()))?;
         let n = fabric.num_nodes();
         let mut slots = Vec::with_capacity(fabric.num_port_slots());
         let mut first_slot = Vec::with_capacity(n);
@@ -85,7 +87,10 @@ impl Net {
                 continue;
             }
             let node = NodeId(s.node);
-            if let Some(r) = fabric.port(PortRef::new(node, s.port)).and_then(|p| p.remote) {
+            if let Some(r) = fabric
+                .port(PortRef::new(node, s.port))
+                .and_then(|p| p.remote)
+            {
                 if let Some(ri) = fabric.port_index(r) {
                     s.remote = ri as u32;
                 }
@@ -94,7 +99,9 @@ impl Net {
         let mut lid_ep = vec![NONE; lid_table.len().max(1)];
         for (ep, &slot) in ep_slot.iter().enumerate() {
             let s = &slots[slot as usize];
-            let port = fabric.port(PortRef::new(NodeId(s.node), s.port)).expect("slot exists");
+            let port = fabric
+                .port(PortRef::new(NodeId(s.node), s.port))
+                .expect("slot exists");
             let count = 1usize << port.lmc.min(7);
             for k in 0..count {
                 let l = port.lid.0 as usize + k;
@@ -123,7 +130,10 @@ impl Net {
     /// Output slot of `switch` for `lid`, or NONE.
     #[inline]
     pub(crate) fn route(&self, switch: u32, lid: u16) -> u32 {
-        let p = self.lft[switch as usize].get(lid as usize).copied().unwrap_or(NO_PORT);
+        let p = self.lft[switch as usize]
+            .get(lid as usize)
+            .copied()
+            .unwrap_or(NO_PORT);
         if p == NO_PORT || p == 0 || p > self.num_ports[switch as usize] {
             return NONE;
         }
@@ -145,7 +155,10 @@ impl Net {
             }
             let rs = &self.slots[r as usize];
             if !rs.is_switch {
-                return Err(format!("reached the wrong endpoint {}", self.labels[r as usize]));
+                return Err(format!(
+                    "reached the wrong endpoint {}",
+                    self.labels[r as usize]
+                ));
             }
             let out = self.route(rs.node, lid);
             if out == NONE {
@@ -180,7 +193,10 @@ impl Net {
     pub(crate) fn resolve(&self, fabric: &Fabric, text: &str) -> Option<u32> {
         let t = text.trim();
         if let Some(i) = t.strip_prefix('#') {
-            return i.parse::<u32>().ok().filter(|&i| (i as usize) < self.num_eps());
+            return i
+                .parse::<u32>()
+                .ok()
+                .filter(|&i| (i as usize) < self.num_eps());
         }
         let lid_text = t.strip_prefix("lid:").unwrap_or(t);
         if let Ok(l) = lid_text.parse::<u32>() {

@@ -146,19 +146,36 @@ pub fn parse_trace_csv(text: &str, file: &str) -> Result<Vec<TraceRow>, NetsimEr
                 problem: format!("expected time,src,dst,bytes[,sl], found {} fields", f.len()),
             });
         }
-        let time = parse_duration(f[0]).map_err(|e| NetsimError::Traffic { at: at(), problem: e.to_string() })?;
-        let bytes: u32 = f[3].parse().ok().filter(|&b| b > 0).ok_or_else(|| NetsimError::Traffic {
+        let time = parse_duration(f[0]).map_err(|e| NetsimError::Traffic {
             at: at(),
-            problem: format!("bytes '{}' is not a positive integer", f[3]),
+            problem: e.to_string(),
         })?;
+        let bytes: u32 =
+            f[3].parse()
+                .ok()
+                .filter(|&b| b > 0)
+                .ok_or_else(|| NetsimError::Traffic {
+                    at: at(),
+                    problem: format!("bytes '{}' is not a positive integer", f[3]),
+                })?;
         let sl: u8 = match f.get(4) {
-            Some(s) => s.parse().ok().filter(|&s| s < 16).ok_or_else(|| NetsimError::Traffic {
-                at: at(),
-                problem: format!("SL '{s}' is not 0-15"),
-            })?,
+            Some(s) => s
+                .parse()
+                .ok()
+                .filter(|&s| s < 16)
+                .ok_or_else(|| NetsimError::Traffic {
+                    at: at(),
+                    problem: format!("SL '{s}' is not 0-15"),
+                })?,
             None => 0,
         };
-        rows.push(TraceRow { time, src: f[1].into(), dst: f[2].into(), bytes, sl });
+        rows.push(TraceRow {
+            time,
+            src: f[1].into(),
+            dst: f[2].into(),
+            bytes,
+            sl,
+        });
     }
     Ok(rows)
 }
@@ -190,10 +207,14 @@ impl TrafficSpec {
                 let k = k.trim().replace('_', "-");
                 let v = v.trim();
                 let value = match k.as_str() {
-                    "hot" | "sources" | "hotspot" => {
-                        serde_json::Value::Array(v.split('|').map(|s| serde_json::Value::String(s.into())).collect())
+                    "hot" | "sources" | "hotspot" => serde_json::Value::Array(
+                        v.split('|')
+                            .map(|s| serde_json::Value::String(s.into()))
+                            .collect(),
+                    ),
+                    "src" | "dst" | "name" | "start" | "stop" | "on" | "off" => {
+                        serde_json::Value::String(v.into())
                     }
-                    "src" | "dst" | "name" | "start" | "stop" | "on" | "off" => serde_json::Value::String(v.into()),
                     "poisson" => serde_json::Value::Bool(matches!(v, "1" | "true" | "yes")),
                     "size-range" => {
                         let (a, b) = v.split_once('-').ok_or_else(|| NetsimError::Traffic {
@@ -206,17 +227,25 @@ impl TrafficSpec {
                 };
                 obj.insert(k, value);
             }
-            let bad = |e: serde_json::Error| NetsimError::Traffic { at: part.into(), problem: e.to_string() };
+            let bad = |e: serde_json::Error| NetsimError::Traffic {
+                at: part.into(),
+                problem: e.to_string(),
+            };
             if kind == "flow" {
-                spec.flows.push(serde_json::from_value(serde_json::Value::Object(obj)).map_err(bad)?);
+                spec.flows
+                    .push(serde_json::from_value(serde_json::Value::Object(obj)).map_err(bad)?);
             } else {
                 obj.insert("kind".into(), serde_json::Value::String(kind.into()));
-                let p: PatternSpec = serde_json::from_value(serde_json::Value::Object(obj)).map_err(bad)?;
+                let p: PatternSpec =
+                    serde_json::from_value(serde_json::Value::Object(obj)).map_err(bad)?;
                 spec.patterns.push(p);
             }
         }
         if spec.patterns.is_empty() && spec.flows.is_empty() {
-            return Err(NetsimError::Traffic { at: text.into(), problem: "no patterns or flows".into() });
+            return Err(NetsimError::Traffic {
+                at: text.into(),
+                problem: "no patterns or flows".into(),
+            });
         }
         Ok(spec)
     }
@@ -231,7 +260,7 @@ impl TrafficSpec {
 }
 
 fn json_num(x: f64) -> serde_json::Value {
-    if x.fract() == 0.0 && x >= 0.0 && x < 1e15 {
+    if x.fract() == 0.0 && (0.0..1e15).contains(&x) {
         serde_json::Value::from(x as u64)
     } else {
         serde_json::Value::from(x)
@@ -248,7 +277,10 @@ fn num(v: &str, part: &str) -> Result<f64, NetsimError> {
     digits
         .parse::<f64>()
         .map(|x| x * mult)
-        .map_err(|_| NetsimError::Traffic { at: part.into(), problem: format!("'{v}' is not a number") })
+        .map_err(|_| NetsimError::Traffic {
+            at: part.into(),
+            problem: format!("'{v}' is not a number"),
+        })
 }
 
 /// Where a flow's messages go.
@@ -273,7 +305,11 @@ pub(crate) enum Size {
 pub(crate) enum Arrival {
     Greedy,
     /// Mean gap in ps (f64), Poisson or constant, optional on/off periods.
-    Rate { gap: f64, poisson: bool, on_off: Option<(Time, Time)> },
+    Rate {
+        gap: f64,
+        poisson: bool,
+        on_off: Option<(Time, Time)>,
+    },
     Trace(Vec<(Time, u32, u32, u8)>),
 }
 
@@ -327,7 +363,10 @@ impl Size {
 fn dur(text: &Option<String>, default: Time, at: &str) -> Result<Time, NetsimError> {
     match text {
         None => Ok(default),
-        Some(t) => parse_duration(t).map_err(|e| NetsimError::Traffic { at: at.into(), problem: e.to_string() }),
+        Some(t) => parse_duration(t).map_err(|e| NetsimError::Traffic {
+            at: at.into(),
+            problem: e.to_string(),
+        }),
     }
 }
 
@@ -353,7 +392,10 @@ pub(crate) fn resolve(
     };
     let neps = net.num_eps() as u32;
     if neps < 2 {
-        return Err(NetsimError::Traffic { at: "fabric".into(), problem: "fewer than two connected CA ports with LIDs".into() });
+        return Err(NetsimError::Traffic {
+            at: "fabric".into(),
+            problem: "fewer than two connected CA ports with LIDs".into(),
+        });
     }
     for (i, f) in spec.flows.iter().enumerate() {
         let at = format!("flow {i}");
@@ -366,21 +408,43 @@ pub(crate) fn resolve(
         };
         if let Dst::Fixed(d) = dst {
             if d == src {
-                return Err(NetsimError::Traffic { at, problem: "source and destination are the same port".into() });
+                return Err(NetsimError::Traffic {
+                    at,
+                    problem: "source and destination are the same port".into(),
+                });
             }
         }
-        let hot = f.hotspot.iter().map(|h| ep(h, &at)).collect::<Result<Vec<_>, _>>()?;
-        if !(0.0..=1.0).contains(&f.hotspot_fraction) || (!hot.is_empty() && f.hotspot_fraction == 0.0 && f.dst.is_empty()) {
-            return Err(NetsimError::Traffic { at, problem: "hotspot-fraction must be in (0, 1] with hot-spots".into() });
+        let hot = f
+            .hotspot
+            .iter()
+            .map(|h| ep(h, &at))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !(0.0..=1.0).contains(&f.hotspot_fraction)
+            || (!hot.is_empty() && f.hotspot_fraction == 0.0 && f.dst.is_empty())
+        {
+            return Err(NetsimError::Traffic {
+                at,
+                problem: "hotspot-fraction must be in (0, 1] with hot-spots".into(),
+            });
         }
         let size = if !f.sizes.is_empty() {
-            if f.sizes.iter().any(|s| s.0 == 0 || !(s.1 >= 0.0)) || f.sizes.iter().map(|s| s.1).sum::<f64>() <= 0.0 {
-                return Err(NetsimError::Traffic { at, problem: "sizes need positive bytes and weights".into() });
+            if f.sizes
+                .iter()
+                .any(|s| s.0 == 0 || s.1.is_nan() || s.1 < 0.0)
+                || f.sizes.iter().map(|s| s.1).sum::<f64>() <= 0.0
+            {
+                return Err(NetsimError::Traffic {
+                    at,
+                    problem: "sizes need positive bytes and weights".into(),
+                });
             }
             Size::Choice(f.sizes.clone())
         } else if let Some((a, b)) = f.size_range {
             if a == 0 || a > b {
-                return Err(NetsimError::Traffic { at, problem: "size-range needs 0 < min <= max".into() });
+                return Err(NetsimError::Traffic {
+                    at,
+                    problem: "size-range needs 0 < min <= max".into(),
+                });
             }
             Size::Range(a, b)
         } else {
@@ -390,22 +454,53 @@ pub(crate) fn resolve(
             (Some(l), None) => Some(payload_gbps(src, l)),
             (None, Some(g)) => Some(g),
             (None, None) => None,
-            _ => return Err(NetsimError::Traffic { at, problem: "give load or gbps, not both".into() }),
+            _ => {
+                return Err(NetsimError::Traffic {
+                    at,
+                    problem: "give load or gbps, not both".into(),
+                })
+            }
         };
         let on_off = match (&f.on, &f.off) {
             (Some(_), Some(_)) => Some((dur(&f.on, 0, &at)?, dur(&f.off, 0, &at)?)),
             (None, None) => None,
-            _ => return Err(NetsimError::Traffic { at, problem: "on and off go together".into() }),
+            _ => {
+                return Err(NetsimError::Traffic {
+                    at,
+                    problem: "on and off go together".into(),
+                })
+            }
         };
         let arrival = match rate {
             None if on_off.is_none() => Arrival::Greedy,
-            None => Arrival::Rate { gap: gap(size.mean(), payload_gbps(src, 1.0), &at)?, poisson: f.poisson, on_off },
-            Some(g) => Arrival::Rate { gap: gap(size.mean(), g, &at)?, poisson: f.poisson, on_off },
+            None => Arrival::Rate {
+                gap: gap(size.mean(), payload_gbps(src, 1.0), &at)?,
+                poisson: f.poisson,
+                on_off,
+            },
+            Some(g) => Arrival::Rate {
+                gap: gap(size.mean(), g, &at)?,
+                poisson: f.poisson,
+                on_off,
+            },
         };
         if f.sl > 15 {
-            return Err(NetsimError::Traffic { at, problem: format!("SL {} is not 0-15", f.sl) });
+            return Err(NetsimError::Traffic {
+                at,
+                problem: format!("SL {} is not 0-15", f.sl),
+            });
         }
-        let name = f.name.clone().unwrap_or_else(|| format!("{}->{}", net.ep_name(src), if f.dst.is_empty() { "hotspot".into() } else { f.dst.clone() }));
+        let name = f.name.clone().unwrap_or_else(|| {
+            format!(
+                "{}->{}",
+                net.ep_name(src),
+                if f.dst.is_empty() {
+                    "hotspot".into()
+                } else {
+                    f.dst.clone()
+                }
+            )
+        });
         let greedy = matches!(arrival, Arrival::Greedy);
         flows.push(FlowDef {
             name,
@@ -426,17 +521,33 @@ pub(crate) fn resolve(
         let size = Size::Fixed(positive_size(p.size.unwrap_or(4096), &at)?);
         let start = dur(&p.start, 0, &at)?;
         let stop = dur(&p.stop, end, &at)?;
-        let hot = p.hot.iter().map(|h| ep(h, &at)).collect::<Result<Vec<_>, _>>()?;
+        let hot = p
+            .hot
+            .iter()
+            .map(|h| ep(h, &at))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut sources: Vec<u32> = if p.sources.is_empty() {
             (0..neps).collect()
         } else {
-            p.sources.iter().map(|s| ep(s, &at)).collect::<Result<Vec<_>, _>>()?
+            p.sources
+                .iter()
+                .map(|s| ep(s, &at))
+                .collect::<Result<Vec<_>, _>>()?
         };
         let load = p.load.unwrap_or(0.5);
         if !(load > 0.0 && load.is_finite()) {
-            return Err(NetsimError::Traffic { at, problem: format!("load {load} must be positive") });
+            return Err(NetsimError::Traffic {
+                at,
+                problem: format!("load {load} must be positive"),
+            });
         }
-        let mut mk = |src: u32, dst: Dst, hot: Vec<u32>, frac: f64, gbps: f64, name: String| -> Result<(), NetsimError> {
+        let mut mk = |src: u32,
+                      dst: Dst,
+                      hot: Vec<u32>,
+                      frac: f64,
+                      gbps: f64,
+                      name: String|
+         -> Result<(), NetsimError> {
             flows.push(FlowDef {
                 name,
                 src,
@@ -445,7 +556,11 @@ pub(crate) fn resolve(
                 hot_fraction: frac,
                 sl: p.sl,
                 size: size.clone(),
-                arrival: Arrival::Rate { gap: gap(size.mean(), gbps, &at)?, poisson: p.poisson, on_off: None },
+                arrival: Arrival::Rate {
+                    gap: gap(size.mean(), gbps, &at)?,
+                    poisson: p.poisson,
+                    on_off: None,
+                },
                 start,
                 stop,
                 max_backlog: 64,
@@ -454,9 +569,18 @@ pub(crate) fn resolve(
         };
         match p.kind.as_str() {
             "uniform" => {
-                let frac = p.fraction.unwrap_or(if hot.is_empty() { 0.0 } else { 0.05 });
+                let frac = p
+                    .fraction
+                    .unwrap_or(if hot.is_empty() { 0.0 } else { 0.05 });
                 for &s in &sources {
-                    mk(s, Dst::Uniform, hot.clone(), frac, payload_gbps(s, load), format!("{}->uniform", net.ep_name(s)))?;
+                    mk(
+                        s,
+                        Dst::Uniform,
+                        hot.clone(),
+                        frac,
+                        payload_gbps(s, load),
+                        format!("{}->uniform", net.ep_name(s)),
+                    )?;
                 }
             }
             "shift" | "permutation" => {
@@ -464,7 +588,10 @@ pub(crate) fn resolve(
                 let perm: Vec<u32> = if p.kind == "shift" {
                     let k = p.shift.unwrap_or(1) % n.max(1);
                     if k == 0 {
-                        return Err(NetsimError::Traffic { at, problem: "shift distance is a multiple of the endpoint count".into() });
+                        return Err(NetsimError::Traffic {
+                            at,
+                            problem: "shift distance is a multiple of the endpoint count".into(),
+                        });
                     }
                     (0..n).map(|i| (i + k) % n).collect()
                 } else {
@@ -472,30 +599,62 @@ pub(crate) fn resolve(
                 };
                 for (i, &s) in sources.iter().enumerate() {
                     let d = sources[perm[i] as usize];
-                    mk(s, Dst::Fixed(d), Vec::new(), 0.0, payload_gbps(s, load), format!("{}->{}", net.ep_name(s), net.ep_name(d)))?;
+                    mk(
+                        s,
+                        Dst::Fixed(d),
+                        Vec::new(),
+                        0.0,
+                        payload_gbps(s, load),
+                        format!("{}->{}", net.ep_name(s), net.ep_name(d)),
+                    )?;
                 }
             }
             "alltoall" => {
                 for &s in &sources {
-                    mk(s, Dst::AllToAll, Vec::new(), 0.0, payload_gbps(s, load), format!("{}->all", net.ep_name(s)))?;
+                    mk(
+                        s,
+                        Dst::AllToAll,
+                        Vec::new(),
+                        0.0,
+                        payload_gbps(s, load),
+                        format!("{}->all", net.ep_name(s)),
+                    )?;
                 }
             }
             "hotspot" => {
                 if hot.is_empty() {
-                    return Err(NetsimError::Traffic { at, problem: "hotspot needs hot=NODE[|NODE…]".into() });
+                    return Err(NetsimError::Traffic {
+                        at,
+                        problem: "hotspot needs hot=NODE[|NODE…]".into(),
+                    });
                 }
                 sources.retain(|s| !hot.contains(s));
                 if let Some(frac) = p.fraction {
                     for &s in &sources {
-                        mk(s, Dst::Uniform, hot.clone(), frac, payload_gbps(s, load), format!("{}->uniform+hot", net.ep_name(s)))?;
+                        mk(
+                            s,
+                            Dst::Uniform,
+                            hot.clone(),
+                            frac,
+                            payload_gbps(s, load),
+                            format!("{}->uniform+hot", net.ep_name(s)),
+                        )?;
                     }
                 } else {
                     // Aggregate `load` × the hot nodes' capacity, spread over the senders.
                     let cap: f64 = hot.iter().map(|&h| payload_gbps(h, 1.0)).sum();
                     let each = load * cap / sources.len().max(1) as f64;
                     for &s in &sources {
-                        let d = if hot.len() == 1 { Dst::Fixed(hot[0]) } else { Dst::Uniform };
-                        let (hv, fr) = if hot.len() == 1 { (Vec::new(), 0.0) } else { (hot.clone(), 1.0) };
+                        let d = if hot.len() == 1 {
+                            Dst::Fixed(hot[0])
+                        } else {
+                            Dst::Uniform
+                        };
+                        let (hv, fr) = if hot.len() == 1 {
+                            (Vec::new(), 0.0)
+                        } else {
+                            (hot.clone(), 1.0)
+                        };
                         mk(s, d, hv, fr, each, format!("{}->hot", net.ep_name(s)))?;
                     }
                 }
@@ -503,7 +662,9 @@ pub(crate) fn resolve(
             k => {
                 return Err(NetsimError::Traffic {
                     at,
-                    problem: format!("unknown pattern '{k}' (uniform, shift, permutation, hotspot, alltoall)"),
+                    problem: format!(
+                        "unknown pattern '{k}' (uniform, shift, permutation, hotspot, alltoall)"
+                    ),
                 })
             }
         }
@@ -515,7 +676,11 @@ pub(crate) fn resolve(
             let s = ep(&r.src, &at)?;
             let d = ep(&r.dst, &at)?;
             if s == d || r.bytes == 0 || r.sl > 15 {
-                return Err(NetsimError::Traffic { at, problem: "a message needs two different endpoints, bytes > 0 and SL 0-15".into() });
+                return Err(NetsimError::Traffic {
+                    at,
+                    problem: "a message needs two different endpoints, bytes > 0 and SL 0-15"
+                        .into(),
+                });
             }
             per_src[s as usize].push((r.time, d, r.bytes, r.sl));
         }
@@ -540,7 +705,10 @@ pub(crate) fn resolve(
         }
     }
     if flows.is_empty() {
-        return Err(NetsimError::Traffic { at: "spec".into(), problem: "no flows".into() });
+        return Err(NetsimError::Traffic {
+            at: "spec".into(),
+            problem: "no flows".into(),
+        });
     }
     // Every destination a flow can pick must be routable.
     let mut checked = vec![false; (neps as usize) * (neps as usize)];
@@ -550,11 +718,13 @@ pub(crate) fn resolve(
             return Ok(());
         }
         checked[k] = true;
-        net.walk(s, d).map(|_| ()).map_err(|why| NetsimError::NoRoute {
-            src: net.ep_name(s),
-            dst: format!("{} (LID {})", net.ep_name(d), net.ep_lid[d as usize]),
-            why,
-        })
+        net.walk(s, d)
+            .map(|_| ())
+            .map_err(|why| NetsimError::NoRoute {
+                src: net.ep_name(s),
+                dst: format!("{} (LID {})", net.ep_name(d), net.ep_lid[d as usize]),
+                why,
+            })
     };
     for f in &flows {
         match &f.dst {
@@ -584,14 +754,20 @@ pub(crate) fn resolve(
 
 fn positive_size(s: u32, at: &str) -> Result<u32, NetsimError> {
     if s == 0 {
-        return Err(NetsimError::Traffic { at: at.into(), problem: "message size must be positive".into() });
+        return Err(NetsimError::Traffic {
+            at: at.into(),
+            problem: "message size must be positive".into(),
+        });
     }
     Ok(s)
 }
 
 fn gap(mean_bytes: f64, gbps: f64, at: &str) -> Result<f64, NetsimError> {
     if !(gbps > 0.0 && gbps.is_finite()) {
-        return Err(NetsimError::Traffic { at: at.into(), problem: format!("rate {gbps} Gb/s must be positive") });
+        return Err(NetsimError::Traffic {
+            at: at.into(),
+            problem: format!("rate {gbps} Gb/s must be positive"),
+        });
     }
     // ps per message = bytes * 8 / (Gb/s) * 1000.
     Ok(mean_bytes * 8.0 * 1000.0 / gbps)
@@ -623,7 +799,9 @@ mod tests {
 
     #[test]
     fn compact_form_round_trips_keys() {
-        let t = TrafficSpec::parse_compact("flow:src=A,dst=B,size=64k,start=1ms,load=0.3,poisson=true").unwrap();
+        let t =
+            TrafficSpec::parse_compact("flow:src=A,dst=B,size=64k,start=1ms,load=0.3,poisson=true")
+                .unwrap();
         assert_eq!(t.flows[0].size, Some(65536));
         assert_eq!(t.flows[0].start.as_deref(), Some("1ms"));
         assert!(t.flows[0].poisson);

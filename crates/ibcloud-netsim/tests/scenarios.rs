@@ -10,12 +10,19 @@ use ibcloud_netsim::config::pcie_gbps;
 use ibcloud_netsim::sweep::{run_many, RunSpec};
 use ibcloud_netsim::time::{parse_duration, MS, US};
 use ibcloud_netsim::{
-    Action, CcConfig, Controller, NetsimError, SimConfig, Simulation, SweepView, TimedAction, TrafficSpec, VlArbitration,
+    Action, CcConfig, Controller, NetsimError, SimConfig, Simulation, SweepView, TimedAction,
+    TrafficSpec, VlArbitration,
 };
 
 fn ddr(vls: u8) -> SimConfig {
     let host = pcie_gbps(1, 8, 128, 0.04);
-    SimConfig { mtu: 2048, vls, host_gbps: Some(host), sink_gbps: Some(host), ..SimConfig::default() }
+    SimConfig {
+        mtu: 2048,
+        vls,
+        host_gbps: Some(host),
+        sink_gbps: Some(host),
+        ..SimConfig::default()
+    }
 }
 
 const EXP1: &str = "flow:src=H2,dst=H3;flow:src=H1,dst=H5;flow:src=H3,dst=H5;flow:src=H6,dst=H5";
@@ -49,7 +56,10 @@ impl Controller for SlowLane {
         }
         assert!(best.0 > 0, "the hot-spot's switch port waits for credits");
         self.moved_to = Some(best.1);
-        actions.push(Action::SetDestinationSl { dst: best.1, sl: Some(1) });
+        actions.push(Action::SetDestinationSl {
+            dst: best.1,
+            sl: Some(1),
+        });
     }
 }
 
@@ -59,10 +69,17 @@ fn a_controller_moving_hot_spot_flows_to_a_slow_lane_frees_the_victim() {
     let spec = TrafficSpec::parse_compact(EXP1).unwrap();
     let cfg = ddr(2);
     // Without the controller the victim is HoL-blocked on 2 VLs as well.
-    let r0 = Simulation::new(&f, &t, &cfg, &spec, 3 * MS).unwrap().run().unwrap();
+    let r0 = Simulation::new(&f, &t, &cfg, &spec, 3 * MS)
+        .unwrap()
+        .run()
+        .unwrap();
     assert!(gbps(&r0, 0, MS, 3 * MS) < 4.0);
     let mut sim = Simulation::new(&f, &t, &cfg, &spec, 3 * MS).unwrap();
-    sim.set_controller(Box::new(SlowLane { at: MS, done: false, moved_to: None }));
+    sim.set_controller(Box::new(SlowLane {
+        at: MS,
+        done: false,
+        moved_to: None,
+    }));
     let r = sim.run().unwrap();
     let before = gbps(&r, 0, 500 * US, MS);
     let after = gbps(&r, 0, 2 * MS, 3 * MS);
@@ -79,22 +96,41 @@ fn a_controller_moving_hot_spot_flows_to_a_slow_lane_frees_the_victim() {
 #[test]
 fn vl_arbitration_weights_split_a_shared_output() {
     let (f, t) = star(3, "4xQDR");
-    let spec = TrafficSpec::parse_compact("flow:src=H1,dst=H3,sl=0;flow:src=H2,dst=H3,sl=1").unwrap();
-    let mut cfg = SimConfig { vls: 2, ..SimConfig::default() };
+    let spec =
+        TrafficSpec::parse_compact("flow:src=H1,dst=H3,sl=0;flow:src=H2,dst=H3,sl=1").unwrap();
+    let mut cfg = SimConfig {
+        vls: 2,
+        ..SimConfig::default()
+    };
     cfg.vl_arbitration.low = VlArbitration::parse_table("0:64,1:32").unwrap();
-    let r = Simulation::new(&f, &t, &cfg, &spec, MS).unwrap().run().unwrap();
+    let r = Simulation::new(&f, &t, &cfg, &spec, MS)
+        .unwrap()
+        .run()
+        .unwrap();
     let (a, b) = (gbps(&r, 0, 200 * US, MS), gbps(&r, 1, 200 * US, MS));
-    assert!((a / b - 2.0).abs() < 0.1, "weights 64:32 give {a:.2}:{b:.2}");
+    assert!(
+        (a / b - 2.0).abs() < 0.1,
+        "weights 64:32 give {a:.2}:{b:.2}"
+    );
     // High priority VL1 with an unlimited high limit takes the link.
     cfg.vl_arbitration.low = VlArbitration::parse_table("0:64").unwrap();
     cfg.vl_arbitration.high = VlArbitration::parse_table("1:1").unwrap();
     cfg.vl_arbitration.high_limit = 255;
-    let r = Simulation::new(&f, &t, &cfg, &spec, MS).unwrap().run().unwrap();
+    let r = Simulation::new(&f, &t, &cfg, &spec, MS)
+        .unwrap()
+        .run()
+        .unwrap();
     let (a, b) = (gbps(&r, 0, 200 * US, MS), gbps(&r, 1, 200 * US, MS));
-    assert!(b > 25.0 && a < 2.0, "high priority VL1 {b:.2}, low VL0 {a:.2}");
+    assert!(
+        b > 25.0 && a < 2.0,
+        "high priority VL1 {b:.2}, low VL0 {a:.2}"
+    );
     // With high limit 0, one high packet alternates with low ones.
     cfg.vl_arbitration.high_limit = 0;
-    let r = Simulation::new(&f, &t, &cfg, &spec, MS).unwrap().run().unwrap();
+    let r = Simulation::new(&f, &t, &cfg, &spec, MS)
+        .unwrap()
+        .run()
+        .unwrap();
     let (a, b) = (gbps(&r, 0, 200 * US, MS), gbps(&r, 1, 200 * US, MS));
     assert!((a / b - 1.0).abs() < 0.1, "high limit 0: {a:.2} vs {b:.2}");
 }
@@ -104,12 +140,29 @@ fn link_failure_and_reroute_couple_the_victim_as_in_exp_2() {
     // Exp. II: 2→4 uses A's up-link 2; when it fails and A reroutes LID 4 to
     // up-link 1, the victim shares 1→5's FIFO and collapses.
     let (f, t, _) = testbed_3a("4xDDR");
-    let a = f.iter_nodes().find(|(_, n)| n.description == "A").unwrap().0;
-    let spec = TrafficSpec::parse_compact("flow:src=H2,dst=H4;flow:src=H1,dst=H5;flow:src=H3,dst=H5;flow:src=H6,dst=H5").unwrap();
+    let a = f
+        .iter_nodes()
+        .find(|(_, n)| n.description == "A")
+        .unwrap()
+        .0;
+    let spec = TrafficSpec::parse_compact(
+        "flow:src=H2,dst=H4;flow:src=H1,dst=H5;flow:src=H3,dst=H5;flow:src=H6,dst=H5",
+    )
+    .unwrap();
     let mut sim = Simulation::new(&f, &t, &ddr(1), &spec, 3 * MS).unwrap();
     sim.schedule(&[
-        TimedAction { time: MS, action: Action::LinkDown { node: a.0, port: 4 } },
-        TimedAction { time: MS + 10 * US, action: Action::SetLft { switch: a.0, lid: 4, port: 3 } },
+        TimedAction {
+            time: MS,
+            action: Action::LinkDown { node: a.0, port: 4 },
+        },
+        TimedAction {
+            time: MS + 10 * US,
+            action: Action::SetLft {
+                switch: a.0,
+                lid: 4,
+                port: 3,
+            },
+        },
     ])
     .unwrap();
     let r = sim.run().unwrap();
@@ -120,7 +173,12 @@ fn link_failure_and_reroute_couple_the_victim_as_in_exp_2() {
     assert!(r.dropped > 0, "packets routed to the dead link are dropped");
     // Bad events are refused before the run.
     let mut sim = Simulation::new(&f, &t, &ddr(1), &spec, 3 * MS).unwrap();
-    let e = sim.schedule(&[TimedAction { time: MS, action: Action::LinkDown { node: a.0, port: 9 } }]).unwrap_err();
+    let e = sim
+        .schedule(&[TimedAction {
+            time: MS,
+            action: Action::LinkDown { node: a.0, port: 9 },
+        }])
+        .unwrap_err();
     assert!(matches!(e, NetsimError::Event { .. }), "{e}");
 }
 
@@ -130,10 +188,16 @@ fn congestion_control_marks_and_throttles_contributors() {
     let spec = TrafficSpec::parse_compact(EXP1).unwrap();
     let mut cfg = ddr(1);
     cfg.congestion_control = Some(CcConfig::default());
-    let r = Simulation::new(&f, &t, &cfg, &spec, 3 * MS).unwrap().run().unwrap();
+    let r = Simulation::new(&f, &t, &cfg, &spec, 3 * MS)
+        .unwrap()
+        .run()
+        .unwrap();
     let marked: u64 = r.ports.iter().map(|p| p.fecn_marked).sum();
     assert!(marked > 0, "switches mark FECN");
-    assert!(r.flows[1].counters.becns > 0 && r.flows[2].counters.becns > 0, "contributors get BECNs");
+    assert!(
+        r.flows[1].counters.becns > 0 && r.flows[2].counters.becns > 0,
+        "contributors get BECNs"
+    );
     // The victim passes A's congested up-link too, so it is marked as well
     // (switches cannot tell contributors from victims), but less often.
     assert!(r.flows[0].counters.becns < r.flows[1].counters.becns);
@@ -142,24 +206,60 @@ fn congestion_control_marks_and_throttles_contributors() {
     assert!(victim > 3.0, "victim with CC {victim:.2} Gb/s");
     // Ranadive's preset: the huge table throttles the contributors hard.
     cfg.congestion_control = Some(CcConfig::ranadive());
-    let r = Simulation::new(&f, &t, &cfg, &spec, 3 * MS).unwrap().run().unwrap();
+    let r = Simulation::new(&f, &t, &cfg, &spec, 3 * MS)
+        .unwrap()
+        .run()
+        .unwrap();
     assert!(r.flows[1].counters.ccti >= 10);
 }
 
 /// Three switches in a ring, one host each, every flow two hops clockwise:
 /// the routing has a credit loop.
+#[allow(clippy::needless_range_loop)]
 fn ring() -> (Fabric, ForwardingTables) {
     let mut b = FabricBuilder::new();
-    let sw: Vec<_> = (0..3).map(|i| b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x100 + i), 4, format!("S{i}"))).unwrap()).collect();
-    let hs: Vec<_> = (0..3).map(|i| b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x1000 + i), 1, format!("H{i}"))).unwrap()).collect();
+    let sw: Vec<_> = (0..3)
+        .map(|i| {
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x100 + i),
+                4,
+                format!("S{i}"),
+            ))
+            .unwrap()
+        })
+        .collect();
+    let hs: Vec<_> = (0..3)
+        .map(|i| {
+            b.add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x1000 + i),
+                1,
+                format!("H{i}"),
+            ))
+            .unwrap()
+        })
+        .collect();
     for i in 0..3 {
-        b.connect(PortRef::new(sw[i], 1), PortRef::new(hs[i], 1), rate("4xQDR")).unwrap();
-        b.connect(PortRef::new(sw[i], 2), PortRef::new(sw[(i + 1) % 3], 3), rate("4xQDR")).unwrap();
+        b.connect(
+            PortRef::new(sw[i], 1),
+            PortRef::new(hs[i], 1),
+            rate("4xQDR"),
+        )
+        .unwrap();
+        b.connect(
+            PortRef::new(sw[i], 2),
+            PortRef::new(sw[(i + 1) % 3], 3),
+            rate("4xQDR"),
+        )
+        .unwrap();
     }
     let mut f = b.build();
     for i in 0..3 {
-        f.set_lid(PortRef::new(hs[i], 1), Lid(i as u16 + 1), 0).unwrap();
-        f.set_lid(PortRef::new(sw[i], 0), Lid(10 + i as u16), 0).unwrap();
+        f.set_lid(PortRef::new(hs[i], 1), Lid(i as u16 + 1), 0)
+            .unwrap();
+        f.set_lid(PortRef::new(sw[i], 0), Lid(10 + i as u16), 0)
+            .unwrap();
     }
     let mut t = ForwardingTables::new(&f);
     for i in 0..3 {
@@ -174,15 +274,28 @@ fn ring() -> (Fabric, ForwardingTables) {
 #[test]
 fn a_credit_loop_is_reported_as_a_deadlock_cycle() {
     let (f, t) = ring();
-    let spec = TrafficSpec::parse_compact("flow:src=H0,dst=H2;flow:src=H1,dst=H0;flow:src=H2,dst=H1").unwrap();
+    let spec =
+        TrafficSpec::parse_compact("flow:src=H0,dst=H2;flow:src=H1,dst=H0;flow:src=H2,dst=H1")
+            .unwrap();
     // One packet per buffer and slow sinks: the ring buffers fill with
     // packets that wait for each other.
-    let cfg = SimConfig { buffer_bytes: 2112, hca_buffer_bytes: 2112, sink_gbps: Some(2.0), ..SimConfig::default() };
-    let e = Simulation::new(&f, &t, &cfg, &spec, 10 * MS).unwrap().run().unwrap_err();
+    let cfg = SimConfig {
+        buffer_bytes: 2112,
+        hca_buffer_bytes: 2112,
+        sink_gbps: Some(2.0),
+        ..SimConfig::default()
+    };
+    let e = Simulation::new(&f, &t, &cfg, &spec, 10 * MS)
+        .unwrap()
+        .run()
+        .unwrap_err();
     match e {
         NetsimError::Deadlock { cycle, .. } => {
             assert_eq!(cycle.len(), 3, "{cycle:?}");
-            assert!(cycle.iter().all(|c| c.contains("'S") && c.ends_with("VL0")), "{cycle:?}");
+            assert!(
+                cycle.iter().all(|c| c.contains("'S") && c.ends_with("VL0")),
+                "{cycle:?}"
+            );
         }
         e => panic!("expected a deadlock, got {e}"),
     }
@@ -196,38 +309,71 @@ fn bad_input_fails_before_the_run() {
     let e = Simulation::new(&f, &t, &cfg, &unknown, MS).unwrap_err();
     assert!(e.to_string().contains("unknown endpoint 'H9'"), "{e}");
     let pattern = TrafficSpec::parse_compact("hotspot:hot=Nope,load=1.5").unwrap();
-    assert!(Simulation::new(&f, &t, &cfg, &pattern, MS).unwrap_err().to_string().contains("Nope"));
+    assert!(Simulation::new(&f, &t, &cfg, &pattern, MS)
+        .unwrap_err()
+        .to_string()
+        .contains("Nope"));
     // A destination without a route.
     let mut t2 = t.clone();
-    let sw = f.iter_nodes().find(|(_, n)| n.description == "S").unwrap().0;
+    let sw = f
+        .iter_nodes()
+        .find(|(_, n)| n.description == "S")
+        .unwrap()
+        .0;
     t2.set(sw, Lid(3), 255);
     let spec = TrafficSpec::parse_compact("flow:src=H1,dst=H3").unwrap();
     let e = Simulation::new(&f, &t2, &cfg, &spec, MS).unwrap_err();
     assert!(matches!(e, NetsimError::NoRoute { .. }), "{e}");
-    assert!(e.to_string().contains("no forwarding entry for LID 3"), "{e}");
+    assert!(
+        e.to_string().contains("no forwarding entry for LID 3"),
+        "{e}"
+    );
     let uniform = TrafficSpec::parse_compact("uniform:load=0.3").unwrap();
-    assert!(matches!(Simulation::new(&f, &t2, &cfg, &uniform, MS).unwrap_err(), NetsimError::NoRoute { .. }));
+    assert!(matches!(
+        Simulation::new(&f, &t2, &cfg, &uniform, MS).unwrap_err(),
+        NetsimError::NoRoute { .. }
+    ));
     // Buffers smaller than one MTU packet.
-    let small = SimConfig { buffer_bytes: 4096, vls: 2, ..SimConfig::default() };
+    let small = SimConfig {
+        buffer_bytes: 4096,
+        vls: 2,
+        ..SimConfig::default()
+    };
     let e = Simulation::new(&f, &t, &small, &spec, MS).unwrap_err();
     assert!(matches!(e, NetsimError::BufferTooSmall { .. }), "{e}");
-    assert!(e.to_string().contains("smaller than one 2048-byte MTU"), "{e}");
+    assert!(
+        e.to_string().contains("smaller than one 2048-byte MTU"),
+        "{e}"
+    );
     // Time limits that cannot be parsed.
-    assert!(matches!(parse_duration("10 parsecs"), Err(NetsimError::BadDuration(_))));
+    assert!(matches!(
+        parse_duration("10 parsecs"),
+        Err(NetsimError::BadDuration(_))
+    ));
     // Unknown keys and bad values.
     assert!(TrafficSpec::parse_compact("uniform:lod=0.5").is_err());
     assert!(TrafficSpec::from_json("{\"flows\": [{\"src\": \"H1\", \"dts\": \"H2\"}]}").is_err());
     let bad_start = TrafficSpec::parse_compact("flow:src=H1,dst=H2,start=soon").unwrap();
     assert!(Simulation::new(&f, &t, &cfg, &bad_start, MS).is_err());
     // A budget stops the run with a message.
-    let tiny = SimConfig { max_events: 1000, ..SimConfig::default() };
-    let e = Simulation::new(&f, &t, &tiny, &spec, MS).unwrap().run().unwrap_err();
+    let tiny = SimConfig {
+        max_events: 1000,
+        ..SimConfig::default()
+    };
+    let e = Simulation::new(&f, &t, &tiny, &spec, MS)
+        .unwrap()
+        .run()
+        .unwrap_err();
     assert!(matches!(e, NetsimError::Budget { .. }), "{e}");
 }
 
 fn ft_uniform(seed: u64) -> RunSpec {
     RunSpec {
-        config: SimConfig { seed, mtu: 4096, ..SimConfig::default() },
+        config: SimConfig {
+            seed,
+            mtu: 4096,
+            ..SimConfig::default()
+        },
         traffic: TrafficSpec::parse_compact("uniform:load=0.5,size=4096,poisson=1").unwrap(),
         end: 200 * US,
     }
@@ -235,10 +381,12 @@ fn ft_uniform(seed: u64) -> RunSpec {
 
 #[test]
 fn runs_are_deterministic_and_sweeps_keep_input_order() {
-    let mut f = ibcloud_fabric::generate::preset("4-ary-2-tree").unwrap().build().unwrap();
+    let mut f = ibcloud_fabric::generate::preset("4-ary-2-tree")
+        .unwrap()
+        .build()
+        .unwrap();
     ibcloud_fabric::lids::assign_lids(&mut f, &Default::default()).unwrap();
     let routing = ibcloud_routing::registry::engine("ftree", &Default::default()).unwrap();
-    use ibcloud_routing::RoutingEngine;
     let t = routing.route(&f).unwrap().tables;
     let runs = vec![ft_uniform(1), ft_uniform(2), ft_uniform(1)];
     let r = run_many(&f, &t, &runs);
@@ -247,25 +395,46 @@ fn runs_are_deterministic_and_sweeps_keep_input_order() {
     let c = r[2].as_ref().unwrap();
     assert_eq!(a.events, c.events);
     assert_eq!(a.ports, c.ports);
-    assert_eq!(serde_json::to_string(&a.flows).unwrap(), serde_json::to_string(&c.flows).unwrap());
+    assert_eq!(
+        serde_json::to_string(&a.flows).unwrap(),
+        serde_json::to_string(&c.flows).unwrap()
+    );
     assert_ne!(a.ports, b.ports, "another seed, other traffic");
-    let single = Simulation::new(&f, &t, &runs[1].config, &runs[1].traffic, runs[1].end).unwrap().run().unwrap();
+    let single = Simulation::new(&f, &t, &runs[1].config, &runs[1].traffic, runs[1].end)
+        .unwrap()
+        .run()
+        .unwrap();
     assert_eq!(single.ports, b.ports);
     // Offered 50 % is carried.
     let total: f64 = a.flows.iter().map(|x| x.gbps).sum::<f64>() / a.flows.len() as f64;
     let link = 32.0 * 4096.0 / 4130.0;
-    assert!((total / link - 0.5).abs() < 0.08, "carried {:.3} of the link", total / link);
+    assert!(
+        (total / link - 0.5).abs() < 0.08,
+        "carried {:.3} of the link",
+        total / link
+    );
 }
 
 #[test]
 fn store_and_forward_adds_serialisation_per_hop() {
     let (f, t, _) = testbed_3a("4xQDR");
     let spec = TrafficSpec::parse_compact("flow:src=H1,dst=H5,size=2048,load=0.1").unwrap();
-    let ct = Simulation::new(&f, &t, &SimConfig::default(), &spec, MS).unwrap().run().unwrap();
-    let saf_cfg = SimConfig { store_and_forward: true, ..SimConfig::default() };
-    let saf = Simulation::new(&f, &t, &saf_cfg, &spec, MS).unwrap().run().unwrap();
+    let ct = Simulation::new(&f, &t, &SimConfig::default(), &spec, MS)
+        .unwrap()
+        .run()
+        .unwrap();
+    let saf_cfg = SimConfig {
+        store_and_forward: true,
+        ..SimConfig::default()
+    };
+    let saf = Simulation::new(&f, &t, &saf_cfg, &spec, MS)
+        .unwrap()
+        .run()
+        .unwrap();
     let (a, b) = (ct.flows[0].mean_latency_us, saf.flows[0].mean_latency_us);
     // Three switches: three extra serialisations of 2082 bytes at 32 Gb/s ≈ 1.56 us.
-    assert!((b - a - 3.0 * 2082.0 * 8.0 / 32_000.0).abs() < 0.05, "cut-through {a:.3} us, store-and-forward {b:.3} us");
+    assert!(
+        (b - a - 3.0 * 2082.0 * 8.0 / 32_000.0).abs() < 0.05,
+        "cut-through {a:.3} us, store-and-forward {b:.3} us"
+    );
 }
-

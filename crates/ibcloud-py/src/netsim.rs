@@ -7,8 +7,8 @@
 use crate::exceptions::{self as exc, SimulationError};
 use crate::lft::PyForwardingTables;
 use ibcloud_netsim::{
-    config::pcie_gbps, parse_events, sweep, time::parse_duration, traffic::parse_trace_csv, Action, CcConfig,
-    Controller, NetsimError, SimConfig, SimResult, Simulation, SweepView, TrafficSpec,
+    config::pcie_gbps, parse_events, sweep, time::parse_duration, traffic::parse_trace_csv, Action,
+    CcConfig, Controller, NetsimError, SimConfig, SimResult, Simulation, SweepView, TrafficSpec,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -37,11 +37,14 @@ fn internal(payload: Box<dyn std::any::Any + Send>) -> PyErr {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned());
-    exc::InternalError::new_err(format!("internal error (a bug in ibcloud, please report it): {what}"))
+    exc::InternalError::new_err(format!(
+        "internal error (a bug in ibcloud, please report it): {what}"
+    ))
 }
 
 fn parse_config(text: &str) -> PyResult<SimConfig> {
-    let c: SimConfig = serde_json::from_str(text).map_err(|e| sim_err(NetsimError::Config(e.to_string())))?;
+    let c: SimConfig =
+        serde_json::from_str(text).map_err(|e| sim_err(NetsimError::Config(e.to_string())))?;
     Ok(c)
 }
 
@@ -70,7 +73,9 @@ impl Controller for PyController {
             let d = PyDict::new(py);
             d.set_item("time", view.time)?;
             d.set_item("interval", view.interval)?;
-            let col = |f: &dyn Fn(&ibcloud_netsim::PortCounters) -> u64| view.ports.iter().map(f).collect::<Vec<u64>>();
+            let col = |f: &dyn Fn(&ibcloud_netsim::PortCounters) -> u64| {
+                view.ports.iter().map(f).collect::<Vec<u64>>()
+            };
             let prev = |f: &dyn Fn(&ibcloud_netsim::PortCounters) -> u64| {
                 view.previous_ports.iter().map(f).collect::<Vec<u64>>()
             };
@@ -81,8 +86,17 @@ impl Controller for PyController {
             d.set_item("prev_xmit_wait", prev(&|c| c.xmit_wait))?;
             d.set_item("prev_xmit_data", prev(&|c| c.xmit_data_words()))?;
             d.set_item("prev_rcv_data", prev(&|c| c.rcv_data_words()))?;
-            d.set_item("flow_delivered_bytes", view.flows.iter().map(|f| f.delivered_bytes).collect::<Vec<_>>())?;
-            d.set_item("flow_sl", view.flows.iter().map(|f| f.sl).collect::<Vec<_>>())?;
+            d.set_item(
+                "flow_delivered_bytes",
+                view.flows
+                    .iter()
+                    .map(|f| f.delivered_bytes)
+                    .collect::<Vec<_>>(),
+            )?;
+            d.set_item(
+                "flow_sl",
+                view.flows.iter().map(|f| f.sl as u32).collect::<Vec<u32>>(),
+            )?;
             let out = self.func.call1(py, (d,))?;
             if out.is_none(py) {
                 return Ok(Vec::new());
@@ -90,7 +104,9 @@ impl Controller for PyController {
             let json = py.import("json")?.call_method1("dumps", (out,))?;
             let text: String = json.extract()?;
             serde_json::from_str::<Vec<Action>>(&text).map_err(|e| {
-                SimulationError::new_err(format!("the controller returned something that is not a list of actions: {e}"))
+                SimulationError::new_err(format!(
+                    "the controller returned something that is not a list of actions: {e}"
+                ))
             })
         });
         match r {
@@ -100,7 +116,9 @@ impl Controller for PyController {
     }
 
     fn stop(&mut self) -> Option<String> {
-        self.error.as_ref().map(|e| format!("the Python controller raised {e}"))
+        self.error
+            .as_ref()
+            .map(|e| format!("the Python controller raised {e}"))
     }
 }
 
@@ -128,22 +146,61 @@ fn result_to_py(py: Python<'_>, r: SimResult) -> PyResult<Py<PyAny>> {
     d.set_item("summary", summary.to_string())?;
     let ps = &r.port_series;
     let port = PyDict::new(py);
-    port.set_item("time", PyBytes::new(py, &columns(ps, |x| x.time.to_le_bytes())))?;
-    port.set_item("slot", PyBytes::new(py, &columns(ps, |x| (x.slot as u64).to_le_bytes())))?;
-    port.set_item("xmit_bytes", PyBytes::new(py, &columns(ps, |x| x.counters.xmit_bytes.to_le_bytes())))?;
-    port.set_item("rcv_bytes", PyBytes::new(py, &columns(ps, |x| x.counters.rcv_bytes.to_le_bytes())))?;
-    port.set_item("xmit_pkts", PyBytes::new(py, &columns(ps, |x| x.counters.xmit_pkts.to_le_bytes())))?;
-    port.set_item("rcv_pkts", PyBytes::new(py, &columns(ps, |x| x.counters.rcv_pkts.to_le_bytes())))?;
-    port.set_item("xmit_wait", PyBytes::new(py, &columns(ps, |x| x.counters.xmit_wait.to_le_bytes())))?;
+    port.set_item(
+        "time",
+        PyBytes::new(py, &columns(ps, |x| x.time.to_le_bytes())),
+    )?;
+    port.set_item(
+        "slot",
+        PyBytes::new(py, &columns(ps, |x| (x.slot as u64).to_le_bytes())),
+    )?;
+    port.set_item(
+        "xmit_bytes",
+        PyBytes::new(py, &columns(ps, |x| x.counters.xmit_bytes.to_le_bytes())),
+    )?;
+    port.set_item(
+        "rcv_bytes",
+        PyBytes::new(py, &columns(ps, |x| x.counters.rcv_bytes.to_le_bytes())),
+    )?;
+    port.set_item(
+        "xmit_pkts",
+        PyBytes::new(py, &columns(ps, |x| x.counters.xmit_pkts.to_le_bytes())),
+    )?;
+    port.set_item(
+        "rcv_pkts",
+        PyBytes::new(py, &columns(ps, |x| x.counters.rcv_pkts.to_le_bytes())),
+    )?;
+    port.set_item(
+        "xmit_wait",
+        PyBytes::new(py, &columns(ps, |x| x.counters.xmit_wait.to_le_bytes())),
+    )?;
     d.set_item("port_series", port)?;
     let fs = &r.flow_series;
     let flow = PyDict::new(py);
-    flow.set_item("time", PyBytes::new(py, &columns(fs, |x| x.time.to_le_bytes())))?;
-    flow.set_item("flow", PyBytes::new(py, &columns(fs, |x| (x.flow as u64).to_le_bytes())))?;
-    flow.set_item("gbps", PyBytes::new(py, &columns(fs, |x| x.gbps.to_le_bytes())))?;
-    flow.set_item("completed", PyBytes::new(py, &columns(fs, |x| x.completed.to_le_bytes())))?;
-    flow.set_item("mean_latency_us", PyBytes::new(py, &columns(fs, |x| x.mean_latency_us.to_le_bytes())))?;
-    flow.set_item("sl", PyBytes::new(py, &columns(fs, |x| (x.sl as u64).to_le_bytes())))?;
+    flow.set_item(
+        "time",
+        PyBytes::new(py, &columns(fs, |x| x.time.to_le_bytes())),
+    )?;
+    flow.set_item(
+        "flow",
+        PyBytes::new(py, &columns(fs, |x| (x.flow as u64).to_le_bytes())),
+    )?;
+    flow.set_item(
+        "gbps",
+        PyBytes::new(py, &columns(fs, |x| x.gbps.to_le_bytes())),
+    )?;
+    flow.set_item(
+        "completed",
+        PyBytes::new(py, &columns(fs, |x| x.completed.to_le_bytes())),
+    )?;
+    flow.set_item(
+        "mean_latency_us",
+        PyBytes::new(py, &columns(fs, |x| x.mean_latency_us.to_le_bytes())),
+    )?;
+    flow.set_item(
+        "sl",
+        PyBytes::new(py, &columns(fs, |x| (x.sl as u64).to_le_bytes())),
+    )?;
     d.set_item("flow_series", flow)?;
     Ok(d.into_any().unbind())
 }
@@ -171,11 +228,15 @@ fn simulate(
     let t = &tables.inner;
     let mut sim = Simulation::new(f, t, &cfg, &spec, end).map_err(sim_err)?;
     if let Some(ev) = events {
-        let list = parse_events(ev, &|kind, name| sim.resolve_name(f, kind, name)).map_err(sim_err)?;
+        let list =
+            parse_events(ev, &|kind, name| sim.resolve_name(f, kind, name)).map_err(sim_err)?;
         sim.schedule(&list).map_err(sim_err)?;
     }
     if let Some(c) = controller {
-        sim.set_controller(Box::new(PyController { func: c, error: None }));
+        sim.set_controller(Box::new(PyController {
+            func: c,
+            error: None,
+        }));
     }
     let (outcome, wall) = py.detach(|| {
         let t0 = std::time::Instant::now();
@@ -206,7 +267,11 @@ fn simulate_many(
 ) -> PyResult<Py<PyList>> {
     let mut specs = Vec::with_capacity(runs.len());
     for (c, t, end) in &runs {
-        specs.push(sweep::RunSpec { config: parse_config(c)?, traffic: parse_traffic_text(t).map_err(sim_err)?, end: *end });
+        specs.push(sweep::RunSpec {
+            config: parse_config(c)?,
+            traffic: parse_traffic_text(t).map_err(sim_err)?,
+            end: *end,
+        });
     }
     let f = &tables.fabric;
     let t = &tables.inner;
@@ -234,7 +299,8 @@ fn sim_parse_traffic(text: &str, trace_csv: Option<(String, String)>) -> PyResul
         parse_traffic_text(text).map_err(sim_err)?
     };
     if let Some((csv, file)) = trace_csv {
-        spec.trace.extend(parse_trace_csv(&csv, &file).map_err(sim_err)?);
+        spec.trace
+            .extend(parse_trace_csv(&csv, &file).map_err(sim_err)?);
     }
     serde_json::to_string(&spec).map_err(|e| sim_err(NetsimError::Config(e.to_string())))
 }
@@ -257,7 +323,11 @@ fn sim_cc_preset(name: &str) -> PyResult<String> {
     let cc = match name {
         "default" => CcConfig::default(),
         "ranadive" => CcConfig::ranadive(),
-        _ => return Err(sim_err(NetsimError::Config(format!("unknown congestion-control preset '{name}' (default, ranadive)")))),
+        _ => {
+            return Err(sim_err(NetsimError::Config(format!(
+                "unknown congestion-control preset '{name}' (default, ranadive)"
+            ))))
+        }
     };
     Ok(serde_json::to_string(&cc).unwrap_or_default())
 }
