@@ -266,16 +266,22 @@ impl Simulation {
                     Arrival::Rate { gap, .. } => *gap,
                     _ => 0.0,
                 };
+                let mut rng = ChaCha8Rng::seed_from_u64(
+                    cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64 + 1),
+                );
+                let phase = if def.random_phase {
+                    rng.random::<f64>() * gap
+                } else {
+                    0.0
+                };
                 FlowState {
-                    rng: ChaCha8Rng::seed_from_u64(
-                        cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64 + 1),
-                    ),
+                    rng,
                     backlog: VecDeque::new(),
                     queued: false,
                     next_allowed: 0,
                     ccti: 0,
                     cc_ref: 0,
-                    next_gen: def.start as f64,
+                    next_gen: def.start as f64 + phase,
                     gap,
                     trace_pos: 0,
                     a2a_next: 0,
@@ -554,7 +560,7 @@ impl Simulation {
             self.apply(&a);
         }
         for i in 0..self.flows.len() {
-            let t = self.flows[i].def.start;
+            let t = (self.flows[i].next_gen.round() as Time).max(self.flows[i].def.start);
             if t < self.end {
                 self.push(t, GEN, i as u32, 0);
             }

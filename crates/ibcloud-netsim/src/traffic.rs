@@ -327,6 +327,9 @@ pub(crate) struct FlowDef {
     pub(crate) start: Time,
     pub(crate) stop: Time,
     pub(crate) max_backlog: u32,
+    /// Start rate-driven sources at a random point of their first gap
+    /// (patterns), so that many equal sources do not post in lockstep.
+    pub(crate) random_phase: bool,
 }
 
 impl Size {
@@ -514,6 +517,7 @@ pub(crate) fn resolve(
             start: dur(&f.start, 0, &at)?,
             stop: dur(&f.stop, end, &at)?,
             max_backlog: f.max_backlog.unwrap_or(if greedy { 2 } else { 64 }).max(1),
+            random_phase: false,
         });
     }
     for (i, p) in spec.patterns.iter().enumerate() {
@@ -564,6 +568,7 @@ pub(crate) fn resolve(
                 start,
                 stop,
                 max_backlog: 64,
+                random_phase: true,
             });
             Ok(())
         };
@@ -701,6 +706,7 @@ pub(crate) fn resolve(
                 start: 0,
                 stop: end,
                 max_backlog: u32::MAX,
+                random_phase: false,
             });
         }
     }
