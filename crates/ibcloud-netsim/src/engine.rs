@@ -92,14 +92,22 @@ struct Msg {
     dst: u32,
     remaining: u32,
     created: Time,
+    sl: u8,
 }
 
 #[derive(Debug)]
 struct FlowState {
     def: FlowDef,
     rng: ChaCha8Rng,
-    backlog: VecDeque<Msg>,
-    queued: bool,
+    /// Messages waiting, one queue per VL (a source talks to each
+    /// destination over its own connection, so a message stuck on one VL
+    /// does not hold messages for the others).
+    backlog: Vec<VecDeque<Msg>>,
+    backlog_len: u32,
+    /// Bit per VL: the flow sits in that VL's request queue.
+    queued: u32,
+    /// Waiting for its congestion-control injection delay.
+    waiting: bool,
     next_allowed: Time,
     ccti: u16,
     cc_ref: Time,
@@ -276,8 +284,10 @@ impl Simulation {
                 };
                 FlowState {
                     rng,
-                    backlog: VecDeque::new(),
-                    queued: false,
+                    backlog: (0..v).map(|_| VecDeque::new()).collect(),
+                    backlog_len: 0,
+                    queued: 0,
+                    waiting: false,
                     next_allowed: 0,
                     ccti: 0,
                     cc_ref: 0,
@@ -589,7 +599,7 @@ impl Simulation {
                 GEN => self.gen(ev.a),
                 FLOW_READY => {
                     let f = ev.a as usize;
-                    self.flows[f].queued = false;
+                    self.flows[f].waiting = false;
                     self.activate(ev.a);
                 }
                 HCA_WAKE => {
@@ -739,7 +749,7 @@ impl Simulation {
             Some(self.pkts[pid as usize].units as u32)
         } else {
             let f = &self.flows[r as usize];
-            let m = f.backlog.front()?;
+            let m = f.backlog[k % self.v].front()?;
             Some(self.cfg.units(m.remaining.min(self.cfg.mtu)))
         }
     }
@@ -939,30 +949,24 @@ impl Simulation {
             let k = s * self.v + vl as usize;
             let f = self.req[k].pop_front().expect("eligible") as usize;
             self.pending[s] -= 1;
-            // The flow's next message may need another VL (SL changed).
-            let want = self.flow_vl(f, s);
-            if want != vl {
-                self.req[s * self.v + want as usize].push_back(f as u32);
-                self.pending[s] += 1;
-                continue;
+            self.flows[f].queued &= !(1 << vl);
+            if self.flows[f].waiting {
+                continue; // FLOW_READY queues it again
             }
             let now = self.now;
             let mtu = self.cfg.mtu;
             let fl = &mut self.flows[f];
-            let m = fl.backlog.front_mut().expect("queued flow has a message");
+            let q = &mut fl.backlog[vl as usize];
+            let m = q.front_mut().expect("queued flow has a message");
             let payload = m.remaining.min(mtu);
             m.remaining -= payload;
             let last = m.remaining == 0;
-            let (dst, created) = (m.dst, m.created);
+            let (dst, created, sl) = (m.dst, m.created, m.sl);
             if last {
-                fl.backlog.pop_front();
+                q.pop_front();
+                fl.backlog_len -= 1;
             }
             fl.c.injected_bytes += payload as u64;
-            let sl = if self.dst_sl[dst as usize] != NO_SL {
-                self.dst_sl[dst as usize]
-            } else {
-                fl.sl
-            };
             let units = self.cfg.units(payload);
             let pkt = Pkt {
                 flow: f as u32,
@@ -990,28 +994,16 @@ impl Simulation {
             // Requeue the QP (round robin) unless congestion control delays it.
             let end = now + Self::ser(wire, self.net.slots[s].kbps);
             let ird = self.cc_ird(f);
-            let fl = &mut self.flows[f];
-            if fl.backlog.is_empty() {
-                fl.queued = false;
-            } else if ird > 0 {
+            if ird > 0 {
+                let fl = &mut self.flows[f];
+                fl.waiting = true;
                 fl.next_allowed = end + ird;
                 self.push(end + ird, FLOW_READY, f as u32, 0);
             } else {
-                let want = self.flow_vl(f, s);
-                self.req[s * self.v + want as usize].push_back(f as u32);
-                self.pending[s] += 1;
+                self.activate(f as u32);
             }
             return;
         }
-    }
-
-    fn flow_vl(&self, f: usize, s: usize) -> u8 {
-        let fl = &self.flows[f];
-        let sl = match fl.backlog.front() {
-            Some(m) if self.dst_sl[m.dst as usize] != NO_SL => self.dst_sl[m.dst as usize],
-            _ => fl.sl,
-        };
-        self.flow_vl_for_sl(s, sl)
     }
 
     /// Current injection delay of a flow (congestion control).
@@ -1148,53 +1140,75 @@ impl Simulation {
         }
     }
 
-    fn post(&mut self, f: usize, dst: u32, size: u32) {
+    /// The SL and VL of a new message from flow `f` to `dst`.
+    fn msg_sl_vl(&self, f: usize, dst: u32) -> (u8, u8) {
+        let fl = &self.flows[f];
+        let sl = if self.dst_sl[dst as usize] != NO_SL {
+            self.dst_sl[dst as usize]
+        } else {
+            fl.sl
+        };
+        let s = self.net.ep_slot[fl.def.src as usize] as usize;
+        (sl, self.flow_vl_for_sl(s, sl))
+    }
+
+    fn push_msg(&mut self, f: usize, dst: u32, size: u32) {
+        let (sl, vl) = self.msg_sl_vl(f, dst);
         let now = self.now;
         let fl = &mut self.flows[f];
-        fl.c.offered_msgs += 1;
-        if fl.backlog.len() as u32 >= fl.def.max_backlog {
-            fl.c.refused_msgs += 1;
-            return;
-        }
-        fl.backlog.push_back(Msg {
+        fl.backlog[vl as usize].push_back(Msg {
             dst,
             remaining: size,
             created: now,
+            sl,
         });
+        fl.backlog_len += 1;
+    }
+
+    fn post(&mut self, f: usize, dst: u32, size: u32) {
+        let fl = &mut self.flows[f];
+        fl.c.offered_msgs += 1;
+        if fl.backlog_len >= fl.def.max_backlog {
+            fl.c.refused_msgs += 1;
+            return;
+        }
+        self.push_msg(f, dst, size);
         self.activate(f as u32);
     }
 
+    /// Puts the flow in the request queue of every VL it has messages for.
     fn activate(&mut self, f: u32) {
         let fi = f as usize;
-        let fl = &self.flows[fi];
-        if fl.queued || fl.backlog.is_empty() || self.now < fl.next_allowed {
+        if self.flows[fi].waiting || self.now < self.flows[fi].next_allowed {
             return;
         }
-        let s = self.net.ep_slot[fl.def.src as usize] as usize;
-        let vl = self.flow_vl(fi, s);
-        self.flows[fi].queued = true;
-        self.req[s * self.v + vl as usize].push_back(f);
-        self.pending[s] += 1;
-        self.try_send(s as u32);
+        let s = self.net.ep_slot[self.flows[fi].def.src as usize] as usize;
+        let mut added = false;
+        for vl in 0..self.v {
+            let fl = &mut self.flows[fi];
+            if fl.queued & (1 << vl) == 0 && !fl.backlog[vl].is_empty() {
+                fl.queued |= 1 << vl;
+                self.req[s * self.v + vl].push_back(f);
+                self.pending[s] += 1;
+                added = true;
+            }
+        }
+        if added {
+            self.try_send(s as u32);
+        }
     }
 
     fn refill_greedy(&mut self, f: usize) {
         while self.now < self.flows[f].def.stop
-            && (self.flows[f].backlog.len() as u32) < self.flows[f].def.max_backlog
+            && self.flows[f].backlog_len < self.flows[f].def.max_backlog
         {
             let size = {
                 let fl = &mut self.flows[f];
                 fl.def.size.draw(&mut fl.rng)
             };
             let d = self.pick_dst(f);
-            let now = self.now;
-            let fl = &mut self.flows[f];
-            fl.c.offered_msgs += 1;
-            fl.backlog.push_back(Msg {
-                dst: d,
-                remaining: size,
-                created: now,
-            });
+            self.flows[f].c.offered_msgs += 1;
+            self.push_msg(f, d, size);
         }
     }
 
