@@ -83,8 +83,10 @@ fn a_controller_moving_hot_spot_flows_to_a_slow_lane_frees_the_victim() {
     let r = sim.run().unwrap();
     let before = gbps(&r, 0, 500 * US, MS);
     let after = gbps(&r, 0, 2 * MS, 3 * MS);
+    eprintln!("victim {before:.2} -> {after:.2} Gb/s");
     assert!(before < 4.0, "victim before the move {before:.2}");
-    assert!(after > 6.0, "victim after the move {after:.2} (paper: 7.5)");
+    // Paper: 7.5 (3a) and 12.9 (3b); E calls the 3a value unexplained.
+    assert!(after > 10.0, "victim after the move {after:.2}");
     // The contributors keep about their rate (no throttling).
     let c65 = gbps(&r, 3, 2 * MS, 3 * MS);
     assert!(c65 > 5.5, "6→5 after {c65:.2}");
