@@ -150,3 +150,51 @@ def test_cli_events_file_and_trace(tmp_path: Path, capsys) -> None:
 def test_cli_bad_input_exits_2(extra, message, capsys) -> None:
     assert main(["sim", "4-ary-2-full", "--route", "ftree", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+RING = """
+Switch 4 "S0"
+[1] "H0"[1]
+[2] "S1"[3]
+[3] "S2"[2]
+
+Switch 4 "S1"
+[1] "H1"[1]
+[2] "S2"[3]
+[3] "S0"[2]
+
+Switch 4 "S2"
+[1] "H2"[1]
+[2] "S0"[3]
+[3] "S1"[2]
+
+Hca 1 "H0"
+[1] "S0"[1]
+
+Hca 1 "H1"
+[1] "S1"[1]
+
+Hca 1 "H2"
+[1] "S2"[1]
+"""
+
+
+def test_cli_reports_a_credit_deadlock_with_exit_1(tmp_path: Path, capsys) -> None:
+    fabric = Fabric.from_text(RING, "ibsim")
+    fabric.assign_lids()
+    tables = ibcloud.ForwardingTables(fabric)
+    nodes = fabric.nodes()
+    hosts = {n["description"]: n["lid"] for n in nodes if n["kind"] == "ca"}
+    for sw in (n for n in nodes if n["kind"] == "switch"):
+        for host, lid in hosts.items():
+            # Every flow goes clockwise: a credit loop S0 -> S1 -> S2 -> S0.
+            tables.set(sw["guid"], lid, 1 if host[1] == sw["description"][1] else 2)
+    path = tmp_path / "ring.ibcf"
+    ibcloud.routing.write_tables(tables, path)
+    args = ["sim", str(path), "--traffic", "flow:src=H0,dst=H2;flow:src=H1,dst=H0;flow:src=H2,dst=H1",
+            "--time", "10ms", "--buffer-bytes", "2112", "--hca-buffer-bytes", "2112", "--sink-gbps", "2"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    # The cycle lists input buffers: each waits for the next one's credits.
+    assert out.startswith("DEADLOCK: credit deadlock at")
+    assert "'S0' port 3 VL0 -> 'S1' port 3 VL0 -> 'S2' port 3 VL0" in out
