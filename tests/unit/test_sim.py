@@ -41,6 +41,7 @@ def test_python_controller_changes_a_flows_sl_at_a_sweep(tables) -> None:
     def controller(sweep):
         seen.append(sweep.time_ps)
         assert len(sweep.congestion()) == len(sweep.xmit_wait)
+        assert len(sweep.hca_facing()) == 32 and len(sweep.endpoint_lids) == 32
         if sweep.time_ps == 100_000_000:
             return [{"type": "set-flow-sl", "flow": 0, "sl": 1}]
         return None

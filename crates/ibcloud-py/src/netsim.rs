@@ -87,6 +87,43 @@ impl Controller for PyController {
             d.set_item("prev_xmit_data", prev(&|c| c.xmit_data_words()))?;
             d.set_item("prev_rcv_data", prev(&|c| c.rcv_data_words()))?;
             d.set_item(
+                "slot_node",
+                view.slots.iter().map(|x| x.node).collect::<Vec<u32>>(),
+            )?;
+            d.set_item(
+                "slot_port",
+                view.slots
+                    .iter()
+                    .map(|x| x.port as u32)
+                    .collect::<Vec<u32>>(),
+            )?;
+            d.set_item(
+                "slot_remote",
+                view.slots.iter().map(|x| x.remote).collect::<Vec<u32>>(),
+            )?;
+            d.set_item(
+                "slot_endpoint",
+                view.slots.iter().map(|x| x.endpoint).collect::<Vec<u32>>(),
+            )?;
+            d.set_item(
+                "slot_is_switch",
+                view.slots
+                    .iter()
+                    .map(|x| x.is_switch)
+                    .collect::<Vec<bool>>(),
+            )?;
+            d.set_item(
+                "slot_gbps",
+                view.slots.iter().map(|x| x.gbps).collect::<Vec<f64>>(),
+            )?;
+            d.set_item(
+                "endpoint_lids",
+                view.endpoint_lids
+                    .iter()
+                    .map(|&l| l as u32)
+                    .collect::<Vec<u32>>(),
+            )?;
+            d.set_item(
                 "flow_delivered_bytes",
                 view.flows
                     .iter()

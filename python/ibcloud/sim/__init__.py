@@ -165,10 +165,14 @@ def parse_traffic(spec: Union[str, Dict[str, Any], os.PathLike], trace: Optional
 
 class Sweep:
     """What a controller sees at one performance sweep: counters per port
-    slot (numpy arrays, cumulative and at the previous sweep) and per flow.
+    slot (numpy arrays, cumulative and at the previous sweep), the port
+    slots themselves (``node``, ``port``, ``remote`` slot, ``endpoint``
+    index, ``is_switch``, ``gbps``; -1 for none), ``endpoint_lids`` and per
+    flow progress.
 
     ``congestion()`` and ``bandwidth()`` are S003's metrics (ΔXmitWait and
-    ΔXmitData × 4 per second).
+    ΔXmitData × 4 per second); ``hca_facing()`` lists the switch ports whose
+    cable leads to an HCA, with that HCA's endpoint index.
 
     >>> s = Sweep({"time": 2, "interval": 1, "xmit_wait": [5], "prev_xmit_wait": [1],
     ...            "xmit_data": [10], "prev_xmit_data": [0], "rcv_data": [0], "prev_rcv_data": [0],
@@ -186,10 +190,41 @@ class Sweep:
         self.prev_xmit_data = np.asarray(raw["prev_xmit_data"], dtype=np.uint64)
         self.rcv_data = np.asarray(raw["rcv_data"], dtype=np.uint64)
         self.xmit_pkts = np.asarray(raw["xmit_pkts"], dtype=np.uint64)
+        n = len(self.xmit_wait)
+
+        def ids(key: str) -> np.ndarray:
+            a = np.asarray(raw.get(key, [-1] * n), dtype=np.int64)
+            a[a == 0xFFFFFFFF] = -1
+            return a
+
+        self.node = ids("slot_node")
+        self.port = ids("slot_port")
+        self.remote = ids("slot_remote")
+        self.endpoint = ids("slot_endpoint")
+        self.is_switch = np.asarray(raw.get("slot_is_switch", [False] * n), dtype=bool)
+        self.gbps = np.asarray(raw.get("slot_gbps", [0.0] * n), dtype=float)
+        self.endpoint_lids = np.asarray(raw.get("endpoint_lids", []), dtype=np.int64)
         self.flow_delivered_bytes = np.asarray(raw["flow_delivered_bytes"], dtype=np.uint64)
         sl = raw["flow_sl"]
         self.flow_sl = np.frombuffer(sl, dtype=np.uint8) if isinstance(sl, bytes) else np.asarray(sl, dtype=np.uint8)
         self.slots = slots
+
+    def hca_facing(self) -> List[tuple]:
+        """(switch port slot, endpoint index) of every switch port cabled to an HCA.
+
+        >>> raw = {"time": 1, "interval": 1, "xmit_wait": [0, 0], "prev_xmit_wait": [0, 0],
+        ...        "xmit_data": [0, 0], "prev_xmit_data": [0, 0], "rcv_data": [0, 0], "prev_rcv_data": [0, 0],
+        ...        "xmit_pkts": [0, 0], "flow_delivered_bytes": [], "flow_sl": [],
+        ...        "slot_remote": [1, 0], "slot_endpoint": [0xFFFFFFFF, 7], "slot_is_switch": [True, False]}
+        >>> Sweep(raw, None).hca_facing()
+        [(0, 7)]
+        """
+        out = []
+        for s in np.nonzero(self.is_switch & (self.remote >= 0))[0]:
+            ep = self.endpoint[self.remote[s]]
+            if ep >= 0:
+                out.append((int(s), int(ep)))
+        return out
 
     def congestion(self) -> np.ndarray:
         """ΔXmitWait per second for every port slot.
