@@ -440,3 +440,68 @@ fn store_and_forward_adds_serialisation_per_hop() {
         "cut-through {a:.3} us, store-and-forward {b:.3} us"
     );
 }
+
+#[test]
+fn traffic_sources_offer_what_they_promise() {
+    let (f, t) = star(4, "4xQDR");
+    let cfg = SimConfig::default();
+    let end = 2 * MS;
+    // Constant rate, on/off (1/3 duty), Poisson, a size list, all-to-all.
+    let spec = TrafficSpec::parse_compact(
+        "flow:src=H1,dst=H2,gbps=8,size=4096;\
+         flow:src=H2,dst=H3,gbps=12,on=100us,off=200us,size=4096;\
+         flow:src=H3,dst=H4,gbps=6,poisson=1,size=2048;\
+         flow:src=H4,dst=all,gbps=3,size=1024",
+    )
+    .unwrap();
+    let r = Simulation::new(&f, &t, &cfg, &spec, end)
+        .unwrap()
+        .run()
+        .unwrap();
+    let g: Vec<f64> = r.flows.iter().map(|x| x.gbps).collect();
+    assert!((g[0] - 8.0).abs() < 0.1, "constant {:.2}", g[0]);
+    assert!((g[1] - 4.0).abs() < 0.3, "on/off {:.2}", g[1]);
+    assert!((g[2] - 6.0).abs() < 0.5, "poisson {:.2}", g[2]);
+    assert!((g[3] - 3.0).abs() < 0.1, "all-to-all {:.2}", g[3]);
+    // All-to-all visits H1, H2, H3 in turn: each gets a third.
+    let into = |ep: usize| {
+        r.ports
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| r.port_labels[*i] == format!("'H{ep}' port 1"))
+            .map(|(_, p)| p.rcv_bytes)
+            .sum::<u64>()
+    };
+    let (a, b) = (into(1), into(2));
+    assert!(a > 0 && b > a, "H2 gets flow 0 and a third of flow 3");
+    // Empirical sizes: the mean message size shows in completions.
+    let spec = TrafficSpec::from_json(
+        r#"{"flows": [{"src": "H1", "dst": "H2", "sizes": [[1024, 3], [9216, 1]], "gbps": 10}]}"#,
+    )
+    .unwrap();
+    let r = Simulation::new(&f, &t, &cfg, &spec, end)
+        .unwrap()
+        .run()
+        .unwrap();
+    let c = r.flows[0].counters;
+    let mean = c.delivered_bytes as f64 / c.completed_msgs as f64;
+    assert!(
+        (mean - 3072.0).abs() < 300.0,
+        "mean message {mean:.0} bytes"
+    );
+    // Trace replay posts at the given times.
+    let spec = TrafficSpec {
+        trace: ibcloud_netsim::traffic::parse_trace_csv(
+            "10us,H1,H3,4096\n20us,H1,H3,4096,1\n",
+            "t",
+        )
+        .unwrap(),
+        ..Default::default()
+    };
+    let r = Simulation::new(&f, &t, &SimConfig { vls: 2, ..cfg }, &spec, 100 * US)
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_eq!(r.flows[0].counters.completed_msgs, 2);
+    assert_eq!(r.flows[0].counters.sl, 1);
+}
