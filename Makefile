@@ -9,6 +9,7 @@
 #   make bench-analysis  congestion analysis on ft11664 (10,000 bisections, one shift) vs plain Python
 #   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
 #   make bench-reconfig  Papers III/IV reconfiguration on ft11664 vs a full ftree route
+#   make bench-netsim  packet simulator speed on ft648 (BOOKSIM=path adds BookSim2 side by side)
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -31,7 +32,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -57,6 +58,10 @@ bench-analysis: build
 
 bench-delay: build
 	$(VPY) bench/delay_campaign.py
+
+# BOOKSIM=/path/to/booksim adds BookSim2 (built outside the project) side by side.
+bench-netsim: build
+	$(VPY) bench/netsim_speed.py $(if $(BOOKSIM),--booksim $(BOOKSIM))
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv

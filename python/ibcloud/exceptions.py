@@ -48,3 +48,7 @@ __all__ = [
     "TopologyError",
     "UnsupportedError",
 ]
+
+from ibcloud._native import SimulationError  # noqa: E402  (netsim: bad scenario, deadlock, budget)
+
+__all__.append("SimulationError")

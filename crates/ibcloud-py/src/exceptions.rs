@@ -92,3 +92,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ReconfigError", py.get_type::<ReconfigError>())?;
     Ok(())
 }
+
+pyo3::create_exception!(
+    ibcloud.exceptions,
+    SimulationError,
+    IbcloudError,
+    "A simulation that cannot start (bad traffic, configuration or events) or that stopped (credit deadlock, budget)."
+);

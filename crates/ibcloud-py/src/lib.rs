@@ -20,6 +20,7 @@ mod generate;
 mod lft;
 mod lids;
 mod reconfig;
+mod netsim;
 mod routing;
 mod summary;
 
@@ -67,5 +68,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::render_fabric, m)?)?;
     cloud::register(m)?;
     reconfig::register(m)?;
+    netsim::register(m)?;
     Ok(())
 }

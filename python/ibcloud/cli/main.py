@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import analyze, consolidate, event, reproduce, route, run, topo, verify
+    from ibcloud.cli import analyze, consolidate, event, reproduce, route, run, sim, topo, verify
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     consolidate.register(commands)
     reproduce.register(commands)
     event.register(commands)
+    sim.register(commands)
     return parser
 
 

@@ -1,0 +1,1570 @@
+//! The discrete-event core: links with credits, per-VL input FIFOs, output
+//! and VL arbitration, HCAs (queue pairs, segmentation, host and sink
+//! limits), congestion control, counters, sweeps and run-time actions.
+//!
+//! Everything lives in flat vectors indexed by port slot (× VL); packets come
+//! from a preallocated pool; events are `(time, sequence)`-ordered entries of
+//! a binary heap, so equal-time events run in the order they were scheduled.
+
+use crate::config::{CcConfig, SimConfig, VlArbEntry};
+use crate::control::{Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
+use crate::error::NetsimError;
+use crate::stats::{FlowCounters, FlowSample, FlowSummary, PortCounters, PortSample, SimResult};
+use crate::time::Time;
+use crate::topo::{Net, NONE};
+use crate::traffic::{resolve, Arrival, Dst, FlowDef, TrafficSpec};
+use ibcloud_fabric::lft::ForwardingTables;
+use ibcloud_fabric::Fabric;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+const F_FECN: u8 = 1;
+const F_CNP: u8 = 2;
+const F_LAST: u8 = 4;
+
+const TX_DONE: u8 = 0;
+const ARRIVE: u8 = 1;
+const CREDIT: u8 = 2;
+const SINK_DONE: u8 = 3;
+const GEN: u8 = 4;
+const FLOW_READY: u8 = 5;
+const HCA_WAKE: u8 = 6;
+const SWEEP: u8 = 7;
+const ACTION: u8 = 8;
+
+const NO_TIME: Time = Time::MAX;
+const NO_SL: u8 = 255;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Pkt {
+    flow: u32,
+    out_slot: u32,
+    payload: u32,
+    tail: Time,
+    created: Time,
+    dlid: u16,
+    units: u16,
+    sl: u8,
+    vl: u8,
+    out_vl: u8,
+    flags: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ev {
+    t: Time,
+    seq: u64,
+    kind: u8,
+    a: u32,
+    b: u32,
+}
+
+impl PartialEq for Ev {
+    fn eq(&self, o: &Self) -> bool {
+        self.t == o.t && self.seq == o.seq
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ev {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Arb {
+    hi_idx: usize,
+    hi_left: i32,
+    lo_idx: usize,
+    lo_left: i32,
+    hi_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Msg {
+    dst: u32,
+    remaining: u32,
+    created: Time,
+    sl: u8,
+}
+
+#[derive(Debug)]
+struct FlowState {
+    def: FlowDef,
+    rng: ChaCha8Rng,
+    /// Messages waiting, one queue per VL (a source talks to each
+    /// destination over its own connection, so a message stuck on one VL
+    /// does not hold messages for the others).
+    backlog: Vec<VecDeque<Msg>>,
+    backlog_len: u32,
+    /// Bit per VL: the flow sits in that VL's request queue.
+    queued: u32,
+    /// Waiting for its congestion-control injection delay.
+    waiting: bool,
+    next_allowed: Time,
+    ccti: u16,
+    cc_ref: Time,
+    next_gen: f64,
+    gap: f64,
+    trace_pos: usize,
+    a2a_next: u32,
+    sl: u8,
+    c: FlowCounters,
+    last: FlowCounters,
+}
+
+/// A prepared simulation: build with [`Simulation::new`], add actions and a
+/// controller, then [`Simulation::run`].
+pub struct Simulation {
+    cfg: SimConfig,
+    net: Net,
+    v: usize,
+    end: Time,
+    now: Time,
+    seq: u64,
+    heap: BinaryHeap<Ev>,
+    pkts: Vec<Pkt>,
+    free: Vec<u32>,
+    // Per slot.
+    busy: Vec<bool>,
+    cur_fifo: Vec<u32>,
+    pending: Vec<u32>,
+    up: Vec<bool>,
+    arb: Vec<Arb>,
+    wait_since: Vec<Time>,
+    wait_acc: Vec<Time>,
+    mark_count: Vec<u16>,
+    dma_free: Vec<Time>,
+    wake_pending: Vec<bool>,
+    cnp_q: Vec<VecDeque<u32>>,
+    counters: Vec<PortCounters>,
+    prev_counters: Vec<PortCounters>,
+    // Per slot × VL.
+    credits: Vec<i64>,
+    req: Vec<VecDeque<u32>>,
+    queued_units: Vec<u32>,
+    fifo: Vec<VecDeque<u32>>,
+    head_busy: Vec<bool>,
+    last_pop: Vec<Time>,
+    // Per endpoint.
+    sink_busy: Vec<bool>,
+    sink_rr: Vec<u8>,
+    dst_sl: Vec<u8>,
+    // Per node: SL2VL by (in, out) port.
+    sl2vl: Vec<Vec<[u8; 16]>>,
+    hi: Vec<VlArbEntry>,
+    lo: Vec<VlArbEntry>,
+    hi_limit_bytes: u64,
+    flows: Vec<FlowState>,
+    cc: Option<CcConfig>,
+    cc_mark_units: u32,
+    cc_min_payload: u32,
+    host_kbps: Option<u64>,
+    sink_kbps: Option<u64>,
+    actions: Vec<TimedAction>,
+    controller: Box<dyn Controller>,
+    fatal: Option<NetsimError>,
+    events: u64,
+    unit_hops: u64,
+    packet_hops: u64,
+    dropped: u64,
+    last_sweep: Time,
+    port_series: Vec<PortSample>,
+    flow_series: Vec<FlowSample>,
+    slot_info: Vec<SlotInfo>,
+    endpoint_names: Vec<String>,
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("now", &self.now)
+            .field("end", &self.end)
+            .field("flows", &self.flows.len())
+            .field("events", &self.events)
+            .finish()
+    }
+}
+
+impl Simulation {
+    /// Checks the configuration and traffic against the fabric and prepares a
+    /// run of `end` picoseconds. Every bad input is reported here.
+    pub fn new(
+        fabric: &Fabric,
+        tables: &ForwardingTables,
+        cfg: &SimConfig,
+        traffic: &TrafficSpec,
+        end: Time,
+    ) -> Result<Self, NetsimError> {
+        cfg.validate()?;
+        if end == 0 {
+            return Err(NetsimError::Config(
+                "the run length must be positive".into(),
+            ));
+        }
+        let net = Net::new(fabric, tables)?;
+        let v = cfg.vls as usize;
+        let nslots = net.slots.len();
+        let mtu_units = cfg.units(cfg.mtu) as u64;
+        let mut credits = vec![0i64; nslots * v];
+        for (i, s) in net.slots.iter().enumerate() {
+            if s.remote == NONE {
+                continue;
+            }
+            let r = &net.slots[s.remote as usize];
+            let bytes = if r.is_switch {
+                cfg.buffer_bytes
+            } else {
+                cfg.hca_buffer_bytes
+            };
+            let units = cfg.units_per_vl(bytes);
+            if units < mtu_units {
+                return Err(NetsimError::BufferTooSmall {
+                    port: net.labels[s.remote as usize].clone(),
+                    buffer_bytes: bytes / cfg.vls as u64,
+                    mtu: cfg.mtu,
+                    packet_bytes: cfg.wire_bytes(cfg.mtu) as u64,
+                });
+            }
+            for vl in 0..v {
+                credits[i * v + vl] = units as i64;
+            }
+        }
+        let defs = resolve(traffic, fabric, &net, cfg, end)?;
+        let global = match cfg.sl2vl {
+            Some(m) => m,
+            None => {
+                let mut m = [0u8; 16];
+                for (sl, x) in m.iter_mut().enumerate() {
+                    *x = (sl % v) as u8;
+                }
+                m
+            }
+        };
+        let sl2vl = net
+            .num_ports
+            .iter()
+            .map(|&np| vec![global; (np as usize + 1) * (np as usize + 1)])
+            .collect();
+        let lo = if cfg.vl_arbitration.low.is_empty() {
+            (0..cfg.vls)
+                .map(|vl| VlArbEntry { vl, weight: 32 })
+                .collect()
+        } else {
+            cfg.vl_arbitration.low.clone()
+        };
+        let hi = cfg.vl_arbitration.high.clone();
+        let arb0 = Arb {
+            hi_left: hi.first().map_or(0, |e| e.weight as i32),
+            lo_left: lo.first().map_or(0, |e| e.weight as i32),
+            ..Default::default()
+        };
+        let flows = defs
+            .into_iter()
+            .enumerate()
+            .map(|(i, def)| {
+                let gap = match &def.arrival {
+                    Arrival::Rate { gap, .. } => *gap,
+                    _ => 0.0,
+                };
+                let mut rng = ChaCha8Rng::seed_from_u64(
+                    cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64 + 1),
+                );
+                let phase = if def.random_phase {
+                    rng.random::<f64>() * gap
+                } else {
+                    0.0
+                };
+                FlowState {
+                    rng,
+                    backlog: (0..v).map(|_| VecDeque::new()).collect(),
+                    backlog_len: 0,
+                    queued: 0,
+                    waiting: false,
+                    next_allowed: 0,
+                    ccti: 0,
+                    cc_ref: 0,
+                    next_gen: def.start as f64 + phase,
+                    gap,
+                    trace_pos: 0,
+                    a2a_next: 0,
+                    sl: def.sl,
+                    c: FlowCounters {
+                        sl: def.sl,
+                        ..Default::default()
+                    },
+                    last: FlowCounters::default(),
+                    def,
+                }
+            })
+            .collect::<Vec<_>>();
+        let slot_info = net
+            .slots
+            .iter()
+            .map(|s| SlotInfo {
+                node: s.node,
+                port: s.port,
+                remote: s.remote,
+                endpoint: s.ep,
+                is_switch: s.is_switch,
+                gbps: s.kbps as f64 / 1e6,
+            })
+            .collect();
+        let endpoint_names = (0..net.num_eps() as u32).map(|e| net.ep_name(e)).collect();
+        let neps = net.num_eps();
+        let cc = cfg.congestion_control.clone();
+        let cc_mark_units = cc.as_ref().map_or(0, |c| {
+            let per_vl = cfg.units_per_vl(cfg.buffer_bytes) as u32;
+            (per_vl * (16 - c.threshold as u32)) / 16
+        });
+        let cc_min_payload = cc.as_ref().map_or(0, |c| c.min_packet_bytes);
+        let sim = Self {
+            v,
+            end,
+            now: 0,
+            seq: 0,
+            heap: BinaryHeap::with_capacity(1 << 16),
+            pkts: Vec::with_capacity(1 << 14),
+            free: Vec::new(),
+            busy: vec![false; nslots],
+            cur_fifo: vec![NONE; nslots],
+            pending: vec![0; nslots],
+            up: net.slots.iter().map(|s| s.remote != NONE).collect(),
+            arb: vec![arb0; nslots],
+            wait_since: vec![NO_TIME; nslots],
+            wait_acc: vec![0; nslots],
+            mark_count: vec![0; nslots],
+            dma_free: vec![0; nslots],
+            wake_pending: vec![false; nslots],
+            cnp_q: (0..nslots).map(|_| VecDeque::new()).collect(),
+            counters: vec![PortCounters::default(); nslots],
+            prev_counters: vec![PortCounters::default(); nslots],
+            credits,
+            req: (0..nslots * v).map(|_| VecDeque::new()).collect(),
+            queued_units: vec![0; nslots * v],
+            fifo: (0..nslots * v).map(|_| VecDeque::new()).collect(),
+            head_busy: vec![false; nslots * v],
+            last_pop: vec![0; nslots * v],
+            sink_busy: vec![false; neps],
+            sink_rr: vec![0; neps],
+            dst_sl: vec![NO_SL; neps],
+            sl2vl,
+            hi_limit_bytes: match cfg.vl_arbitration.high_limit {
+                255 => u64::MAX,
+                0 => 1,
+                l => l as u64 * 4096,
+            },
+            hi,
+            lo,
+            flows,
+            cc,
+            cc_mark_units,
+            cc_min_payload,
+            host_kbps: cfg.host_gbps.map(|g| (g * 1e6).round().max(1.0) as u64),
+            sink_kbps: cfg.sink_gbps.map(|g| (g * 1e6).round().max(1.0) as u64),
+            actions: Vec::new(),
+            controller: Box::new(NoController),
+            fatal: None,
+            events: 0,
+            unit_hops: 0,
+            packet_hops: 0,
+            dropped: 0,
+            last_sweep: 0,
+            port_series: Vec::new(),
+            flow_series: Vec::new(),
+            slot_info,
+            endpoint_names,
+            net,
+            cfg: cfg.clone(),
+        };
+        Ok(sim)
+    }
+
+    /// Schedules actions (run-time events). Checked now: a bad node, port,
+    /// flow, SL or VL is an error before the run.
+    pub fn schedule(&mut self, actions: &[TimedAction]) -> Result<(), NetsimError> {
+        for (i, a) in actions.iter().enumerate() {
+            self.check_action(&a.action)
+                .map_err(|problem| NetsimError::Event {
+                    at: format!("event {i} at {} ps", a.time),
+                    problem,
+                })?;
+            if a.time > self.end {
+                continue;
+            }
+            self.actions.push(a.clone());
+        }
+        Ok(())
+    }
+
+    /// Installs the controller called at every sweep.
+    pub fn set_controller(&mut self, c: Box<dyn Controller>) {
+        self.controller = c;
+    }
+
+    /// The endpoint index of a name (as the traffic spec resolves it).
+    pub fn endpoint(&self, fabric: &Fabric, name: &str) -> Option<u32> {
+        self.net.resolve(fabric, name)
+    }
+
+    /// Resolves names for [`crate::control::parse_events`]: `node` (node
+    /// description, first word, or index), `endpoint`, `flow` (flow name).
+    pub fn resolve_name(&self, fabric: &Fabric, kind: &str, name: &str) -> Option<u32> {
+        match kind {
+            "node" => name
+                .parse::<u32>()
+                .ok()
+                .filter(|&i| (i as usize) < fabric.num_nodes())
+                .or_else(|| {
+                    fabric
+                        .iter_nodes()
+                        .find(|(_, n)| {
+                            n.description == name
+                                || n.description.split_whitespace().next() == Some(name)
+                        })
+                        .map(|(id, _)| id.0)
+                }),
+            "endpoint" => self.net.resolve(fabric, name),
+            "flow" => self
+                .flows
+                .iter()
+                .position(|f| f.def.name == name)
+                .map(|i| i as u32),
+            _ => None,
+        }
+    }
+
+    /// Flow names in index order.
+    pub fn flow_names(&self) -> Vec<String> {
+        self.flows.iter().map(|f| f.def.name.clone()).collect()
+    }
+
+    fn check_action(&self, a: &Action) -> Result<(), String> {
+        let nodes = self.net.num_ports.len() as u32;
+        let port_ok = |node: u32, port: u8| {
+            node < nodes && port >= 1 && port <= self.net.num_ports[node as usize]
+        };
+        match *a {
+            Action::SetFlowSl { flow, sl } => {
+                if flow as usize >= self.flows.len() {
+                    return Err(format!("no flow {flow}"));
+                }
+                if sl > 15 {
+                    return Err(format!("SL {sl} is not 0-15"));
+                }
+            }
+            Action::SetDestinationSl { dst, sl } => {
+                if dst as usize >= self.net.num_eps() {
+                    return Err(format!("no endpoint {dst}"));
+                }
+                if sl.is_some_and(|s| s > 15) {
+                    return Err("SL is not 0-15".into());
+                }
+            }
+            Action::SetSl2Vl {
+                node,
+                in_port,
+                out_port,
+                map,
+            } => {
+                if node >= nodes {
+                    return Err(format!("no node {node}"));
+                }
+                let np = self.net.num_ports[node as usize];
+                if in_port.is_some_and(|p| p > np) || out_port.is_some_and(|p| p > np) {
+                    return Err(format!("node {node} has {np} ports"));
+                }
+                if let Some(vl) = map.iter().find(|&&vl| vl as usize >= self.v) {
+                    return Err(format!("VL {vl} is not operational ({} VLs)", self.v));
+                }
+            }
+            Action::SetLft { switch, lid, .. } => {
+                if switch >= nodes || !self.net.is_switch[switch as usize] {
+                    return Err(format!("node {switch} is not a switch"));
+                }
+                if lid == 0 || lid > 0xBFFF {
+                    return Err(format!("LID {lid} is not unicast"));
+                }
+            }
+            Action::LinkDown { node, port } | Action::LinkUp { node, port } => {
+                if !port_ok(node, port) {
+                    return Err(format!("no port {port} on node {node}"));
+                }
+                let s = self.net.first_slot[node as usize] + port as u32;
+                if self.net.slots[s as usize].remote == NONE {
+                    return Err(format!("node {node} port {port} has no link"));
+                }
+            }
+            Action::SetFlowRate { flow, gbps } => {
+                if flow as usize >= self.flows.len() {
+                    return Err(format!("no flow {flow}"));
+                }
+                if !(gbps > 0.0 && gbps.is_finite()) {
+                    return Err(format!("rate {gbps} must be positive"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, t: Time, kind: u8, a: u32, b: u32) {
+        self.seq += 1;
+        self.heap.push(Ev {
+            t,
+            seq: self.seq,
+            kind,
+            a,
+            b,
+        });
+    }
+
+    #[inline]
+    fn ser(bytes: u32, kbps: u64) -> Time {
+        (bytes as u64 * 8_000_000_000).div_ceil(kbps)
+    }
+
+    fn alloc(&mut self, p: Pkt) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.pkts[i as usize] = p;
+            i
+        } else if self.pkts.len() < self.cfg.max_packets as usize {
+            self.pkts.push(p);
+            (self.pkts.len() - 1) as u32
+        } else {
+            if self.fatal.is_none() {
+                self.fatal = Some(NetsimError::Budget {
+                    time_us: self.now as f64 / 1e6,
+                    what: format!(
+                        "more than {} packets in flight (max-packets)",
+                        self.cfg.max_packets
+                    ),
+                });
+            }
+            // Reuse slot 0 so the run can stop cleanly.
+            0
+        }
+    }
+
+    /// Runs to the end. `progress` is called at every sweep with (now, end).
+    pub fn run_with(
+        &mut self,
+        progress: &mut dyn FnMut(Time, Time),
+    ) -> Result<SimResult, NetsimError> {
+        let mut start_actions = Vec::new();
+        self.controller.on_start(&mut start_actions);
+        for a in start_actions {
+            if let Err(problem) = self.check_action(&a) {
+                return Err(NetsimError::Event {
+                    at: "controller start".into(),
+                    problem,
+                });
+            }
+            self.apply(&a);
+        }
+        for i in 0..self.flows.len() {
+            let t = (self.flows[i].next_gen.round() as Time).max(self.flows[i].def.start);
+            if t < self.end {
+                self.push(t, GEN, i as u32, 0);
+            }
+        }
+        self.actions.sort_by_key(|a| a.time);
+        for i in 0..self.actions.len() {
+            let t = self.actions[i].time;
+            self.push(t, ACTION, i as u32, 0);
+        }
+        let iv = self.cfg.sweep_interval;
+        self.push(iv.min(self.end), SWEEP, 0, 0);
+        while let Some(ev) = self.heap.pop() {
+            if ev.t > self.end {
+                break;
+            }
+            self.now = ev.t;
+            self.events += 1;
+            match ev.kind {
+                TX_DONE => self.tx_done(ev.a),
+                ARRIVE => self.arrive(ev.a, ev.b),
+                CREDIT => {
+                    self.credits[ev.a as usize] += ev.b as i64;
+                    self.try_send(ev.a / self.v as u32);
+                }
+                SINK_DONE => self.sink_done(ev.a, ev.b as usize),
+                GEN => self.gen(ev.a),
+                FLOW_READY => {
+                    let f = ev.a as usize;
+                    self.flows[f].waiting = false;
+                    self.activate(ev.a);
+                }
+                HCA_WAKE => {
+                    self.wake_pending[ev.a as usize] = false;
+                    self.try_send(ev.a);
+                }
+                SWEEP => {
+                    self.sweep();
+                    progress(self.now, self.end);
+                    if self.now < self.end {
+                        let next = (self.now + iv).min(self.end);
+                        self.push(next, SWEEP, 0, 0);
+                    }
+                }
+                ACTION => {
+                    let a = self.actions[ev.a as usize].action.clone();
+                    self.apply(&a);
+                }
+                _ => {}
+            }
+            if self.events >= self.cfg.max_events && self.fatal.is_none() {
+                self.fatal = Some(NetsimError::Budget {
+                    time_us: self.now as f64 / 1e6,
+                    what: format!("more than {} events (max-events)", self.cfg.max_events),
+                });
+            }
+            if let Some(e) = self.fatal.take() {
+                return Err(e);
+            }
+        }
+        Ok(self.result())
+    }
+
+    /// Runs to the end without progress reports.
+    pub fn run(&mut self) -> Result<SimResult, NetsimError> {
+        self.run_with(&mut |_, _| {})
+    }
+
+    // ---- switches and links -------------------------------------------------
+
+    fn tx_done(&mut self, slot: u32) {
+        let s = slot as usize;
+        self.busy[s] = false;
+        let fid = self.cur_fifo[s];
+        if fid != NONE {
+            self.cur_fifo[s] = NONE;
+            let f = fid as usize;
+            let pid = self.fifo[f].pop_front().expect("head in service");
+            self.head_busy[f] = false;
+            self.last_pop[f] = self.now;
+            let units = self.pkts[pid as usize].units;
+            self.return_credit(fid, units as u32, self.now);
+            if !self.fifo[f].is_empty() {
+                self.head_request(fid);
+            }
+        }
+        self.try_send(slot);
+    }
+
+    /// Returns `units` credits of input buffer `fid` to the sender upstream.
+    #[inline]
+    fn return_credit(&mut self, fid: u32, units: u32, at: Time) {
+        let in_slot = fid as usize / self.v;
+        let up = self.net.slots[in_slot].remote;
+        if up != NONE {
+            let vl = fid as usize % self.v;
+            let t = at + self.cfg.link_delay;
+            self.push(t, CREDIT, up * self.v as u32 + vl as u32, units);
+        }
+    }
+
+    fn arrive(&mut self, slot: u32, pid: u32) {
+        let s = slot as usize;
+        let v = self.v;
+        let (wire, vl) = {
+            let p = &self.pkts[pid as usize];
+            (
+                p.payload
+                    + if p.flags & F_CNP != 0 {
+                        64
+                    } else {
+                        self.cfg.wire_overhead_bytes
+                    },
+                p.vl as usize,
+            )
+        };
+        self.counters[s].rcv_bytes += wire as u64;
+        self.counters[s].rcv_pkts += 1;
+        let fid = s * v + vl;
+        let info = &self.net.slots[s];
+        if info.is_switch {
+            let node = info.node;
+            let in_port = info.port as usize;
+            let p = &mut self.pkts[pid as usize];
+            let out = self.net.route(node, p.dlid);
+            p.out_slot = out;
+            if out != NONE {
+                let np = self.net.num_ports[node as usize] as usize + 1;
+                let out_port = self.net.slots[out as usize].port as usize;
+                p.out_vl = self.sl2vl[node as usize][in_port * np + out_port][p.sl as usize & 15];
+                self.queued_units[out as usize * v + p.out_vl as usize] += p.units as u32;
+            }
+            self.fifo[fid].push_back(pid);
+            if self.fifo[fid].len() == 1 {
+                self.head_request(fid as u32);
+            }
+        } else {
+            let ep = info.ep;
+            self.fifo[fid].push_back(pid);
+            if ep != NONE && !self.sink_busy[ep as usize] {
+                self.start_sink(ep);
+            }
+        }
+    }
+
+    /// The head of input FIFO `fid` asks for its output (dropping packets
+    /// whose output is gone).
+    fn head_request(&mut self, fid: u32) {
+        let f = fid as usize;
+        while let Some(&pid) = self.fifo[f].front() {
+            let p = self.pkts[pid as usize];
+            let out = p.out_slot;
+            if out != NONE && self.up[out as usize] {
+                let k = out as usize * self.v + p.out_vl as usize;
+                self.req[k].push_back(fid);
+                self.pending[out as usize] += 1;
+                self.try_send(out);
+                return;
+            }
+            // Drop: no route or the link is down.
+            self.fifo[f].pop_front();
+            self.last_pop[f] = self.now;
+            if out != NONE {
+                self.queued_units[out as usize * self.v + p.out_vl as usize] -= p.units as u32;
+            }
+            self.dropped += 1;
+            self.return_credit(fid, p.units as u32, self.now.max(p.tail));
+            self.free.push(pid);
+        }
+    }
+
+    #[inline]
+    fn front_units(&self, k: usize, is_switch: bool) -> Option<u32> {
+        let r = *self.req[k].front()?;
+        if is_switch {
+            let pid = *self.fifo[r as usize].front()?;
+            Some(self.pkts[pid as usize].units as u32)
+        } else {
+            let f = &self.flows[r as usize];
+            let m = f.backlog[k % self.v].front()?;
+            Some(self.cfg.units(m.remaining.min(self.cfg.mtu)))
+        }
+    }
+
+    #[inline]
+    fn eligible(&self, slot: usize, vl: u8, is_switch: bool) -> bool {
+        let k = slot * self.v + vl as usize;
+        match self.front_units(k, is_switch) {
+            Some(u) => self.credits[k] >= u as i64,
+            None => false,
+        }
+    }
+
+    /// VL arbitration: high table (within the high limit), then low table,
+    /// skipping VLs with nothing to send or too few credits.
+    fn pick_vl(&mut self, slot: usize, is_switch: bool) -> Option<(u8, bool)> {
+        if self.v == 1 {
+            return self.eligible(slot, 0, is_switch).then_some((0, false));
+        }
+        let mut st = self.arb[slot];
+        let lo_any = self
+            .lo
+            .iter()
+            .any(|e| e.weight > 0 && self.eligible(slot, e.vl, is_switch));
+        let mut out = None;
+        if !self.hi.is_empty() && (st.hi_bytes < self.hi_limit_bytes || !lo_any) {
+            if let Some(vl) =
+                self.pick_table(&self.hi, &mut st.hi_idx, &mut st.hi_left, slot, is_switch)
+            {
+                out = Some((vl, true));
+            }
+        }
+        if out.is_none() && lo_any {
+            if let Some(vl) =
+                self.pick_table(&self.lo, &mut st.lo_idx, &mut st.lo_left, slot, is_switch)
+            {
+                out = Some((vl, false));
+            }
+        }
+        self.arb[slot] = st;
+        out
+    }
+
+    fn pick_table(
+        &self,
+        t: &[VlArbEntry],
+        idx: &mut usize,
+        left: &mut i32,
+        slot: usize,
+        sw: bool,
+    ) -> Option<u8> {
+        let n = t.len();
+        for _ in 0..=n {
+            let e = t[*idx];
+            if e.weight > 0 && *left > 0 && self.eligible(slot, e.vl, sw) {
+                return Some(e.vl);
+            }
+            *idx = (*idx + 1) % n;
+            *left = t[*idx].weight as i32;
+        }
+        None
+    }
+
+    fn charge_arb(&mut self, slot: usize, hi: bool, units: u32, wire: u32) {
+        if self.v == 1 {
+            return;
+        }
+        let st = &mut self.arb[slot];
+        if hi {
+            st.hi_left -= units as i32;
+            st.hi_bytes += wire as u64;
+        } else {
+            st.lo_left -= units as i32;
+            st.hi_bytes = 0;
+        }
+    }
+
+    fn try_send(&mut self, slot: u32) {
+        let s = slot as usize;
+        if !self.busy[s] && self.up[s] && self.pending[s] > 0 {
+            if self.net.slots[s].is_switch {
+                self.try_send_switch(s);
+            } else {
+                self.try_send_hca(s);
+            }
+        }
+        self.update_wait(s);
+    }
+
+    fn update_wait(&mut self, s: usize) {
+        let waiting = !self.busy[s]
+            && self.up[s]
+            && self.pending[s] > 0
+            && (self.net.slots[s].is_switch || self.now >= self.dma_free[s]);
+        if waiting {
+            if self.wait_since[s] == NO_TIME {
+                self.wait_since[s] = self.now;
+            }
+        } else if self.wait_since[s] != NO_TIME {
+            self.wait_acc[s] += self.now - self.wait_since[s];
+            self.wait_since[s] = NO_TIME;
+        }
+    }
+
+    fn try_send_switch(&mut self, s: usize) {
+        let Some((vl, hi)) = self.pick_vl(s, true) else {
+            return;
+        };
+        let k = s * self.v + vl as usize;
+        let fid = self.req[k].pop_front().expect("eligible");
+        self.pending[s] -= 1;
+        let pid = *self.fifo[fid as usize].front().expect("head");
+        self.head_busy[fid as usize] = true;
+        self.cur_fifo[s] = fid;
+        let units = self.pkts[pid as usize].units as u32;
+        self.queued_units[k] -= units;
+        // Congestion control: FECN marking at a congested output VL.
+        if self.cc.is_some() && self.queued_units[k] > self.cc_mark_units && self.cc_mark_units > 0
+        {
+            let p = &self.pkts[pid as usize];
+            if p.flags & F_CNP == 0 && p.payload >= self.cc_min_payload {
+                let rate = self.cc.as_ref().map_or(0, |c| c.marking_rate);
+                self.mark_count[s] += 1;
+                if self.mark_count[s] > rate {
+                    self.mark_count[s] = 0;
+                    self.pkts[pid as usize].flags |= F_FECN;
+                    self.counters[s].fecn_marked += 1;
+                }
+            }
+        }
+        let wire = self.transmit(s, pid, vl);
+        self.charge_arb(s, hi, units, wire);
+    }
+
+    /// Starts sending packet `pid` on `slot` and VL `vl`; returns wire bytes.
+    fn transmit(&mut self, s: usize, pid: u32, vl: u8) -> u32 {
+        let now = self.now;
+        let kbps = self.net.slots[s].kbps;
+        let remote = self.net.slots[s].remote;
+        let remote_switch = self.net.slots[remote as usize].is_switch;
+        let cfg = &self.cfg;
+        let p = &mut self.pkts[pid as usize];
+        let wire = p.payload
+            + if p.flags & F_CNP != 0 {
+                64
+            } else {
+                cfg.wire_overhead_bytes
+            };
+        let units = p.units as u32;
+        let end = (now + Self::ser(wire, kbps)).max(p.tail);
+        p.vl = vl;
+        p.tail = end + cfg.link_delay;
+        let lat = if remote_switch { cfg.switch_latency } else { 0 };
+        let head = if cfg.store_and_forward {
+            end + cfg.link_delay + lat
+        } else {
+            now + cfg.link_delay + lat
+        };
+        self.credits[s * self.v + vl as usize] -= units as i64;
+        let c = &mut self.counters[s];
+        c.xmit_bytes += wire as u64;
+        c.xmit_pkts += 1;
+        self.unit_hops += units as u64;
+        self.packet_hops += 1;
+        self.busy[s] = true;
+        self.push(end, TX_DONE, s as u32, 0);
+        self.push(head, ARRIVE, remote, pid);
+        wire
+    }
+
+    // ---- HCAs -----------------------------------------------------------------
+
+    fn try_send_hca(&mut self, s: usize) {
+        // Congestion notifications first (they need no host DMA).
+        if let Some(&pid) = self.cnp_q[s].front() {
+            let vl = self.pkts[pid as usize].vl;
+            if self.credits[s * self.v + vl as usize] >= 1 {
+                self.cnp_q[s].pop_front();
+                self.pending[s] -= 1;
+                self.cur_fifo[s] = NONE;
+                self.transmit(s, pid, vl);
+                return;
+            }
+        }
+        if self.now < self.dma_free[s] {
+            if !self.wake_pending[s] {
+                self.wake_pending[s] = true;
+                let t = self.dma_free[s];
+                self.push(t, HCA_WAKE, s as u32, 0);
+            }
+            return;
+        }
+        loop {
+            let Some((vl, hi)) = self.pick_vl(s, false) else {
+                return;
+            };
+            let k = s * self.v + vl as usize;
+            let f = self.req[k].pop_front().expect("eligible") as usize;
+            self.pending[s] -= 1;
+            self.flows[f].queued &= !(1 << vl);
+            if self.flows[f].waiting {
+                continue; // FLOW_READY queues it again
+            }
+            let now = self.now;
+            let mtu = self.cfg.mtu;
+            let fl = &mut self.flows[f];
+            let q = &mut fl.backlog[vl as usize];
+            let m = q.front_mut().expect("queued flow has a message");
+            let payload = m.remaining.min(mtu);
+            m.remaining -= payload;
+            let last = m.remaining == 0;
+            let (dst, created, sl) = (m.dst, m.created, m.sl);
+            if last {
+                q.pop_front();
+                fl.backlog_len -= 1;
+            }
+            fl.c.injected_bytes += payload as u64;
+            let units = self.cfg.units(payload);
+            let pkt = Pkt {
+                flow: f as u32,
+                out_slot: NONE,
+                payload,
+                tail: 0,
+                created,
+                dlid: self.net.ep_lid[dst as usize],
+                units: units as u16,
+                sl,
+                vl,
+                out_vl: 0,
+                flags: if last { F_LAST } else { 0 },
+            };
+            let pid = self.alloc(pkt);
+            if let Some(h) = self.host_kbps {
+                self.dma_free[s] = self.dma_free[s].max(now) + Self::ser(payload, h);
+            }
+            self.cur_fifo[s] = NONE;
+            let wire = self.transmit(s, pid, vl);
+            self.charge_arb(s, hi, units, wire);
+            if last && matches!(self.flows[f].def.arrival, Arrival::Greedy) {
+                self.refill_greedy(f);
+            }
+            // Requeue the QP (round robin) unless congestion control delays it.
+            let end = now + Self::ser(wire, self.net.slots[s].kbps);
+            let ird = self.cc_ird(f);
+            if ird > 0 {
+                let fl = &mut self.flows[f];
+                fl.waiting = true;
+                fl.next_allowed = end + ird;
+                self.push(end + ird, FLOW_READY, f as u32, 0);
+            } else {
+                self.activate(f as u32);
+            }
+            return;
+        }
+    }
+
+    /// Current injection delay of a flow (congestion control).
+    fn cc_ird(&mut self, f: usize) -> Time {
+        let Some(cc) = &self.cc else { return 0 };
+        let fl = &mut self.flows[f];
+        if fl.ccti > 0 {
+            let period = cc.timer_period();
+            let k = (self.now - fl.cc_ref) / period;
+            if k > 0 {
+                fl.ccti = fl.ccti.saturating_sub(k.min(u16::MAX as u64) as u16);
+                fl.cc_ref += k * period;
+            }
+        }
+        fl.c.ccti = fl.ccti;
+        cc.ird(fl.ccti)
+    }
+
+    fn becn(&mut self, f: usize) {
+        self.cc_ird(f);
+        let Some(cc) = &self.cc else { return };
+        let fl = &mut self.flows[f];
+        fl.ccti = (fl.ccti + cc.ccti_increase)
+            .max(cc.ccti_min)
+            .min(cc.ccti_limit);
+        fl.cc_ref = self.now;
+        fl.c.becns += 1;
+        fl.c.ccti = fl.ccti;
+    }
+
+    fn start_sink(&mut self, ep: u32) {
+        let s = self.net.ep_slot[ep as usize] as usize;
+        let v = self.v;
+        let r = self.sink_rr[ep as usize] as usize;
+        for i in 0..v {
+            let vl = (r + i) % v;
+            if let Some(&pid) = self.fifo[s * v + vl].front() {
+                let p = self.pkts[pid as usize];
+                let consume = match self.sink_kbps {
+                    Some(k) if p.flags & F_CNP == 0 => Self::ser(p.payload, k),
+                    _ => 0,
+                };
+                let done = (self.now + consume).max(p.tail);
+                self.sink_busy[ep as usize] = true;
+                self.sink_rr[ep as usize] = ((vl + 1) % v) as u8;
+                self.push(done, SINK_DONE, ep, vl as u32);
+                return;
+            }
+        }
+    }
+
+    fn sink_done(&mut self, ep: u32, vl: usize) {
+        let s = self.net.ep_slot[ep as usize] as usize;
+        let fid = s * self.v + vl;
+        let pid = self.fifo[fid].pop_front().expect("sink packet");
+        self.last_pop[fid] = self.now;
+        let p = self.pkts[pid as usize];
+        self.return_credit(fid as u32, p.units as u32, self.now);
+        let f = p.flow as usize;
+        if p.flags & F_CNP != 0 {
+            self.becn(f);
+        } else {
+            let now = self.now;
+            let fl = &mut self.flows[f];
+            fl.c.delivered_bytes += p.payload as u64;
+            if p.flags & F_LAST != 0 {
+                let lat = now - p.created;
+                fl.c.completed_msgs += 1;
+                fl.c.latency_sum += lat as u128;
+                fl.c.latency_max = fl.c.latency_max.max(lat);
+            }
+            if p.flags & F_FECN != 0 && self.cc.is_some() {
+                let src = self.flows[f].def.src;
+                let cnp = Pkt {
+                    flow: p.flow,
+                    out_slot: NONE,
+                    payload: 0,
+                    tail: 0,
+                    created: now,
+                    dlid: self.net.ep_lid[src as usize],
+                    units: 1,
+                    sl: p.sl,
+                    vl: self.flow_vl_for_sl(s, p.sl),
+                    out_vl: 0,
+                    flags: F_CNP,
+                };
+                let c = self.alloc(cnp);
+                self.cnp_q[s].push_back(c);
+                self.pending[s] += 1;
+                self.try_send(s as u32);
+            }
+        }
+        self.free.push(pid);
+        self.sink_busy[ep as usize] = false;
+        self.start_sink(ep);
+    }
+
+    fn flow_vl_for_sl(&self, s: usize, sl: u8) -> u8 {
+        let node = self.net.slots[s].node as usize;
+        self.sl2vl[node][self.net.slots[s].port as usize][sl as usize & 15].min(self.v as u8 - 1)
+    }
+
+    // ---- sources --------------------------------------------------------------
+
+    fn pick_dst(&mut self, f: usize) -> u32 {
+        let neps = self.net.num_eps() as u32;
+        let fl = &mut self.flows[f];
+        let src = fl.def.src;
+        if !fl.def.hot.is_empty() && fl.rng.random::<f64>() < fl.def.hot_fraction {
+            let h = fl.def.hot[fl.rng.random_range(0..fl.def.hot.len())];
+            if h != src {
+                return h;
+            }
+        }
+        match fl.def.dst {
+            Dst::Fixed(d) => d,
+            Dst::Uniform => {
+                let d = fl.rng.random_range(0..neps - 1);
+                if d >= src {
+                    d + 1
+                } else {
+                    d
+                }
+            }
+            Dst::AllToAll => {
+                let mut d = fl.a2a_next % neps;
+                if d == src {
+                    d = (d + 1) % neps;
+                }
+                fl.a2a_next = d + 1;
+                d
+            }
+            Dst::Trace => fl.def.arrival_trace_dst(fl.trace_pos),
+        }
+    }
+
+    /// The SL and VL of a new message from flow `f` to `dst`.
+    fn msg_sl_vl(&self, f: usize, dst: u32) -> (u8, u8) {
+        let fl = &self.flows[f];
+        let sl = if self.dst_sl[dst as usize] != NO_SL {
+            self.dst_sl[dst as usize]
+        } else {
+            fl.sl
+        };
+        let s = self.net.ep_slot[fl.def.src as usize] as usize;
+        (sl, self.flow_vl_for_sl(s, sl))
+    }
+
+    fn push_msg(&mut self, f: usize, dst: u32, size: u32) {
+        let (sl, vl) = self.msg_sl_vl(f, dst);
+        let now = self.now;
+        let fl = &mut self.flows[f];
+        fl.backlog[vl as usize].push_back(Msg {
+            dst,
+            remaining: size,
+            created: now,
+            sl,
+        });
+        fl.backlog_len += 1;
+    }
+
+    fn post(&mut self, f: usize, dst: u32, size: u32) {
+        let fl = &mut self.flows[f];
+        fl.c.offered_msgs += 1;
+        if fl.backlog_len >= fl.def.max_backlog {
+            fl.c.refused_msgs += 1;
+            return;
+        }
+        self.push_msg(f, dst, size);
+        self.activate(f as u32);
+    }
+
+    /// Puts the flow in the request queue of every VL it has messages for.
+    fn activate(&mut self, f: u32) {
+        let fi = f as usize;
+        if self.flows[fi].waiting || self.now < self.flows[fi].next_allowed {
+            return;
+        }
+        let s = self.net.ep_slot[self.flows[fi].def.src as usize] as usize;
+        let mut added = false;
+        for vl in 0..self.v {
+            let fl = &mut self.flows[fi];
+            if fl.queued & (1 << vl) == 0 && !fl.backlog[vl].is_empty() {
+                fl.queued |= 1 << vl;
+                self.req[s * self.v + vl].push_back(f);
+                self.pending[s] += 1;
+                added = true;
+            }
+        }
+        if added {
+            self.try_send(s as u32);
+        }
+    }
+
+    fn refill_greedy(&mut self, f: usize) {
+        while self.now < self.flows[f].def.stop
+            && self.flows[f].backlog_len < self.flows[f].def.max_backlog
+        {
+            let size = {
+                let fl = &mut self.flows[f];
+                fl.def.size.draw(&mut fl.rng)
+            };
+            let d = self.pick_dst(f);
+            self.flows[f].c.offered_msgs += 1;
+            self.push_msg(f, d, size);
+        }
+    }
+
+    fn gen(&mut self, f: u32) {
+        let fi = f as usize;
+        if self.now >= self.flows[fi].def.stop {
+            return;
+        }
+        match self.flows[fi].def.arrival.clone_kind() {
+            Kind::Greedy => {
+                self.refill_greedy(fi);
+                self.activate(f);
+            }
+            Kind::Trace => {
+                let (t, d, b, sl) = self.flows[fi].def.trace_row(self.flows[fi].trace_pos);
+                let _ = t;
+                self.flows[fi].sl = sl;
+                self.flows[fi].c.sl = sl;
+                self.flows[fi].trace_pos += 1;
+                self.post(fi, d, b);
+                let pos = self.flows[fi].trace_pos;
+                if let Some(next) = self.flows[fi].def.trace_time(pos) {
+                    self.push(next.max(self.now), GEN, f, 0);
+                }
+            }
+            Kind::Rate { poisson, on_off } => {
+                let start = self.flows[fi].def.start;
+                if let Some((on, off)) = on_off {
+                    let period = on + off;
+                    if period > 0 {
+                        let phase = (self.now - start) % period;
+                        if phase >= on {
+                            let t = self.now + (period - phase);
+                            self.flows[fi].next_gen = t as f64;
+                            self.push(t, GEN, f, 0);
+                            return;
+                        }
+                    }
+                }
+                let size = {
+                    let fl = &mut self.flows[fi];
+                    fl.def.size.draw(&mut fl.rng)
+                };
+                let d = self.pick_dst(fi);
+                self.post(fi, d, size);
+                let fl = &mut self.flows[fi];
+                let g = if poisson {
+                    let u: f64 = fl.rng.random::<f64>();
+                    -(1.0 - u).ln() * fl.gap
+                } else {
+                    fl.gap
+                };
+                fl.next_gen += g;
+                let t = (fl.next_gen.round() as Time).max(self.now);
+                self.push(t, GEN, f, 0);
+            }
+        }
+    }
+
+    // ---- sweeps, actions, deadlock ---------------------------------------------
+
+    fn snapshot_counters(&mut self) {
+        let tick = self.cfg.xmit_wait_tick;
+        for s in 0..self.counters.len() {
+            let mut w = self.wait_acc[s];
+            if self.wait_since[s] != NO_TIME {
+                w += self.now - self.wait_since[s];
+            }
+            self.counters[s].xmit_wait = w / tick;
+        }
+    }
+
+    fn sweep(&mut self) {
+        self.snapshot_counters();
+        let interval = self.now - self.last_sweep;
+        if self.cfg.record_ports {
+            for (s, c) in self.counters.iter().enumerate() {
+                if self.net.slots[s].remote != NONE {
+                    self.port_series.push(PortSample {
+                        time: self.now,
+                        slot: s as u32,
+                        counters: *c,
+                    });
+                }
+            }
+        }
+        for (i, fl) in self.flows.iter_mut().enumerate() {
+            let d = fl.c.delivered_bytes - fl.last.delivered_bytes;
+            let n = fl.c.completed_msgs - fl.last.completed_msgs;
+            let lat = fl.c.latency_sum - fl.last.latency_sum;
+            self.flow_series.push(FlowSample {
+                time: self.now,
+                flow: i as u32,
+                gbps: if interval > 0 {
+                    d as f64 * 8.0 * 1000.0 / interval as f64
+                } else {
+                    0.0
+                },
+                completed: n,
+                mean_latency_us: if n > 0 {
+                    lat as f64 / n as f64 / 1e6
+                } else {
+                    f64::NAN
+                },
+                sl: fl.sl,
+            });
+            fl.last = fl.c;
+        }
+        let flows: Vec<FlowCounters> = self.flows.iter().map(|f| f.c).collect();
+        let mut actions = Vec::new();
+        {
+            let view = SweepView {
+                time: self.now,
+                interval,
+                ports: &self.counters,
+                previous_ports: &self.prev_counters,
+                slots: &self.slot_info,
+                flows: &flows,
+                endpoint_lids: &self.net.ep_lid,
+            };
+            self.controller.on_sweep(&view, &mut actions);
+        }
+        if let Some(why) = self.controller.stop() {
+            self.fatal = Some(NetsimError::Event {
+                at: format!("controller at {} ps", self.now),
+                problem: why,
+            });
+            return;
+        }
+        for a in actions {
+            if let Err(problem) = self.check_action(&a) {
+                self.fatal = Some(NetsimError::Event {
+                    at: format!("controller at {} ps", self.now),
+                    problem,
+                });
+                return;
+            }
+            self.apply(&a);
+        }
+        if let Some(cycle) = self.find_deadlock() {
+            self.fatal = Some(NetsimError::Deadlock {
+                time_us: self.now as f64 / 1e6,
+                cycle,
+            });
+        }
+        self.prev_counters.clone_from(&self.counters);
+        self.last_sweep = self.now;
+    }
+
+    /// Input buffers whose head has not moved for a whole sweep interval and
+    /// waits for credits of a buffer that is itself stuck: a cycle is a
+    /// credit deadlock.
+    fn find_deadlock(&self) -> Option<Vec<String>> {
+        let v = self.v;
+        let n = self.fifo.len();
+        let horizon = self.last_sweep;
+        let blocked_next = |f: usize| -> Option<usize> {
+            let pid = *self.fifo[f].front()?;
+            if self.head_busy[f] || self.last_pop[f] > horizon || self.now == horizon {
+                return None;
+            }
+            let p = &self.pkts[pid as usize];
+            if p.out_slot == NONE || !self.net.slots[f / v].is_switch {
+                return None;
+            }
+            let k = p.out_slot as usize * v + p.out_vl as usize;
+            if self.credits[k] >= p.units as i64 {
+                return None;
+            }
+            let r = self.net.slots[p.out_slot as usize].remote;
+            if r == NONE || !self.net.slots[r as usize].is_switch {
+                return None;
+            }
+            Some(r as usize * v + p.out_vl as usize)
+        };
+        let mut state = vec![0u8; n]; // 0 new, 1 on path, 2 done
+        for startf in 0..n {
+            if state[startf] != 0 || self.fifo[startf].is_empty() {
+                continue;
+            }
+            let mut path = Vec::new();
+            let mut cur = startf;
+            loop {
+                if state[cur] == 1 {
+                    let pos = path.iter().position(|&x| x == cur).unwrap_or(0);
+                    let cyc = path[pos..]
+                        .iter()
+                        .map(|&f: &usize| format!("{} VL{}", self.net.labels[f / v], f % v))
+                        .collect();
+                    return Some(cyc);
+                }
+                if state[cur] == 2 {
+                    break;
+                }
+                state[cur] = 1;
+                path.push(cur);
+                match blocked_next(cur) {
+                    Some(nx) => cur = nx,
+                    None => break,
+                }
+            }
+            for f in path {
+                state[f] = 2;
+            }
+        }
+        None
+    }
+
+    fn apply(&mut self, a: &Action) {
+        match *a {
+            Action::SetFlowSl { flow, sl } => {
+                let f = &mut self.flows[flow as usize];
+                f.sl = sl;
+                f.c.sl = sl;
+            }
+            Action::SetDestinationSl { dst, sl } => self.dst_sl[dst as usize] = sl.unwrap_or(NO_SL),
+            Action::SetSl2Vl {
+                node,
+                in_port,
+                out_port,
+                map,
+            } => {
+                let np = self.net.num_ports[node as usize] as usize + 1;
+                for i in 0..np {
+                    for o in 0..np {
+                        if in_port.is_none_or(|p| p as usize == i)
+                            && out_port.is_none_or(|p| p as usize == o)
+                        {
+                            self.sl2vl[node as usize][i * np + o] = map;
+                        }
+                    }
+                }
+            }
+            Action::SetLft { switch, lid, port } => {
+                let t = &mut self.net.lft[switch as usize];
+                if t.len() <= lid as usize {
+                    t.resize((lid as usize / 64 + 1) * 64, 255);
+                }
+                t[lid as usize] = port;
+            }
+            Action::LinkDown { node, port } => {
+                let s = (self.net.first_slot[node as usize] + port as u32) as usize;
+                let r = self.net.slots[s].remote as usize;
+                for x in [s, r] {
+                    self.up[x] = false;
+                    self.update_wait(x);
+                    if self.net.slots[x].is_switch {
+                        // Packets waiting for this output are dropped.
+                        for vl in 0..self.v {
+                            let k = x * self.v + vl;
+                            let waiting: Vec<u32> = self.req[k].drain(..).collect();
+                            self.pending[x] -= waiting.len() as u32;
+                            for fid in waiting {
+                                self.head_request(fid);
+                            }
+                        }
+                    }
+                }
+            }
+            Action::LinkUp { node, port } => {
+                let s = (self.net.first_slot[node as usize] + port as u32) as usize;
+                let r = self.net.slots[s].remote as usize;
+                self.up[s] = true;
+                self.up[r] = true;
+                self.try_send(s as u32);
+                self.try_send(r as u32);
+            }
+            Action::SetFlowRate { flow, gbps } => {
+                let f = &mut self.flows[flow as usize];
+                f.gap = f.def.size.mean() * 8.0 * 1000.0 / gbps;
+            }
+        }
+    }
+
+    fn result(&mut self) -> SimResult {
+        self.snapshot_counters();
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| {
+                let from = f.def.start.min(self.now);
+                let to = f.def.stop.min(self.now);
+                let span = to.saturating_sub(from).max(1);
+                FlowSummary {
+                    name: f.def.name.clone(),
+                    src: f.def.src,
+                    dst: match f.def.dst {
+                        Dst::Fixed(d) => d,
+                        _ => NONE,
+                    },
+                    gbps: f.c.delivered_bytes as f64 * 8.0 * 1000.0 / span as f64,
+                    mean_latency_us: if f.c.completed_msgs > 0 {
+                        f.c.latency_sum as f64 / f.c.completed_msgs as f64 / 1e6
+                    } else {
+                        f64::NAN
+                    },
+                    max_latency_us: f.c.latency_max as f64 / 1e6,
+                    counters: f.c,
+                }
+            })
+            .collect();
+        SimResult {
+            end_time: self.now,
+            events: self.events,
+            unit_hops: self.unit_hops,
+            packet_hops: self.packet_hops,
+            dropped: self.dropped,
+            flows,
+            ports: self.counters.clone(),
+            port_series: std::mem::take(&mut self.port_series),
+            flow_series: std::mem::take(&mut self.flow_series),
+            port_labels: self.net.labels.clone(),
+            endpoints: self.endpoint_names.clone(),
+        }
+    }
+}
+
+/// Arrival kind without the trace rows (cheap to copy).
+enum Kind {
+    Greedy,
+    Trace,
+    Rate {
+        poisson: bool,
+        on_off: Option<(Time, Time)>,
+    },
+}
+
+impl Arrival {
+    fn clone_kind(&self) -> Kind {
+        match self {
+            Arrival::Greedy => Kind::Greedy,
+            Arrival::Trace(_) => Kind::Trace,
+            Arrival::Rate {
+                poisson, on_off, ..
+            } => Kind::Rate {
+                poisson: *poisson,
+                on_off: *on_off,
+            },
+        }
+    }
+}
+
+impl FlowDef {
+    fn trace_row(&self, i: usize) -> (Time, u32, u32, u8) {
+        match &self.arrival {
+            Arrival::Trace(r) => r[i.min(r.len() - 1)],
+            _ => (0, 0, 0, 0),
+        }
+    }
+    fn trace_time(&self, i: usize) -> Option<Time> {
+        match &self.arrival {
+            Arrival::Trace(r) => r.get(i).map(|x| x.0),
+            _ => None,
+        }
+    }
+    fn arrival_trace_dst(&self, i: usize) -> u32 {
+        self.trace_row(i).1
+    }
+}
