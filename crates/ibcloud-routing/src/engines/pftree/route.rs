@@ -1,0 +1,344 @@
+//! ROUTEDOWNGOINGBYASCENDING and ROUTEUPGOINGBYDESCENDING (seed 002 Algs. 3
+//! and 4, corrected as E §2.3.4–2.3.5 says) with partition marks, policy
+//! exclusion and weighted port loads.
+//!
+//! For one destination LID on leaf L:
+//!
+//! - *ascending* (Alg. 3): at each switch the up-port group is chosen by
+//!   load (ties: highest remote GUID); among equally least-loaded groups one
+//!   whose remote switch is DOWN-marked with the node's P_Key wins (the one
+//!   with most nodes of the partition); otherwise the first group in load
+//!   order whose switch is not excluded by the policy rule (D3). If every
+//!   group is excluded (D1), `strict` fails and `best-effort` takes the least
+//!   loaded group and warns. The chosen port's load grows by the node's
+//!   weight (1 except in pFTree-Wt) and the remote switch is marked (D2).
+//!   Like ftree, the other up groups then get uncounted secondary routes so
+//!   that every switch above the leaf can reach the LID;
+//! - *descending* (Alg. 4, D5): from every switch reached, each lower switch
+//!   without an equal or shorter route gets one through its least-loaded
+//!   port to this switch, counted on the main path.
+//!
+//! Switch LIDs are routed the same way from the switch itself, uncounted and
+//! unmarked (ftree's secondary routes to switches).
+
+use std::collections::BTreeSet;
+
+use ibcloud_fabric::lft::ForwardingTables;
+use ibcloud_fabric::partitions::{GlobalPolicy, Isolation};
+use ibcloud_fabric::{Guid, Lid, NodeId, PortNum};
+
+use super::options::{Flavor, PftreeVariant};
+use crate::engine::RoutingError;
+use crate::fat_tree::{FatTree, Remote, SwitchIx};
+
+/// A port group to another switch.
+#[derive(Clone, Debug)]
+struct Grp {
+    remote: SwitchIx,
+    guid: Guid,
+    /// (local, remote) ports.
+    ports: Vec<(PortNum, PortNum)>,
+}
+
+/// The router's state over all LIDs.
+#[derive(Debug)]
+pub(crate) struct Router<'a> {
+    tree: &'a FatTree,
+    up: Vec<Vec<Grp>>,
+    down: Vec<Vec<Grp>>,
+    node: Vec<NodeId>,
+    /// Load per (switch, local port): routes (or weight) assigned through it.
+    load: Vec<f64>,
+    /// DOWN marks per switch: (partition, nodes routed).
+    marks: Vec<Vec<(u16, u32)>>,
+    /// Policy of each partition index.
+    policy: Vec<Isolation>,
+    hop: Vec<u32>,
+    stamp: Vec<u32>,
+    cur: u32,
+    flavor: Flavor,
+    variant: PftreeVariant,
+    global: GlobalPolicy,
+    /// (switch, partition) pairs where no up-port met the policy (D1).
+    pub(crate) relaxed: BTreeSet<(SwitchIx, Option<u16>)>,
+}
+
+fn port_ix(s: SwitchIx, p: PortNum) -> usize {
+    s as usize * 256 + p as usize
+}
+
+impl<'a> Router<'a> {
+    pub(crate) fn new(
+        tree: &'a FatTree,
+        policy: Vec<Isolation>,
+        flavor: Flavor,
+        variant: PftreeVariant,
+        global: GlobalPolicy,
+    ) -> Self {
+        let n = tree.num_switch_slots();
+        let mut up = vec![Vec::new(); n];
+        let mut down = vec![Vec::new(); n];
+        let mut node = vec![NodeId(0); n];
+        let grp = |g: crate::fat_tree::PortGroup| match g.remote {
+            Remote::Switch(r) => Some(Grp {
+                remote: r,
+                guid: tree.guid(r),
+                ports: g.ports,
+            }),
+            Remote::Ca { .. } => None,
+        };
+        for s in tree.switches() {
+            up[s as usize] = tree.up_groups(s).filter_map(grp).collect();
+            down[s as usize] = tree.down_groups(s).filter_map(grp).collect();
+            node[s as usize] = tree.node(s);
+        }
+        Self {
+            tree,
+            up,
+            down,
+            node,
+            load: vec![0.0; n * 256],
+            marks: vec![Vec::new(); n],
+            policy,
+            hop: vec![0; n],
+            stamp: vec![0; n],
+            cur: 0,
+            flavor,
+            variant,
+            global,
+            relaxed: BTreeSet::new(),
+        }
+    }
+
+    fn better(&self, s: SwitchIx, h: u32) -> bool {
+        self.stamp[s as usize] != self.cur || self.hop[s as usize] > h
+    }
+
+    fn reach(&mut self, s: SwitchIx, h: u32) {
+        self.stamp[s as usize] = self.cur;
+        self.hop[s as usize] = h;
+    }
+
+    fn group_load(&self, s: SwitchIx, g: &Grp) -> f64 {
+        g.ports.iter().map(|&(p, _)| self.load[port_ix(s, p)]).sum()
+    }
+
+    /// The least-loaded port of a group (ties: lowest port).
+    fn least_port(&self, s: SwitchIx, g: &Grp) -> (PortNum, PortNum) {
+        let mut best = g.ports[0];
+        for &pp in &g.ports[1..] {
+            if self.load[port_ix(s, pp.0)] < self.load[port_ix(s, best.0)] {
+                best = pp;
+            }
+        }
+        best
+    }
+
+    /// Starts a new LID.
+    fn next_lid(&mut self) {
+        self.cur = self.cur.wrapping_add(1);
+        if self.cur == 0 {
+            self.stamp.fill(0);
+            self.cur = 1;
+        }
+    }
+
+    /// Routes a compute node's LID: leaf port, then Algs. 3/4 from its leaf.
+    pub(crate) fn route_cn(
+        &mut self,
+        tables: &mut ForwardingTables,
+        leaf: SwitchIx,
+        lid: Lid,
+        leaf_port: PortNum,
+        part: Option<u16>,
+        weight: f64,
+    ) -> Result<(), RoutingError> {
+        self.next_lid();
+        tables.set(self.node[leaf as usize], lid, leaf_port);
+        self.reach(leaf, 0);
+        self.ascend(tables, leaf, lid, true, part, weight)
+    }
+
+    /// Routes a switch's own LID (uncounted, unmarked).
+    pub(crate) fn route_switch(
+        &mut self,
+        tables: &mut ForwardingTables,
+        s: SwitchIx,
+    ) -> Result<(), RoutingError> {
+        let lid = self.tree.lid(s);
+        if lid.0 == 0 {
+            return Ok(());
+        }
+        self.next_lid();
+        tables.set(self.node[s as usize], lid, 0);
+        self.reach(s, 0);
+        self.ascend(tables, s, lid, false, None, 0.0)
+    }
+
+    fn ascend(
+        &mut self,
+        tables: &mut ForwardingTables,
+        sw: SwitchIx,
+        lid: Lid,
+        main: bool,
+        part: Option<u16>,
+        w: f64,
+    ) -> Result<(), RoutingError> {
+        self.descend(tables, sw, lid, main, part, w);
+        let n = self.up[sw as usize].len();
+        if n == 0 {
+            return Ok(());
+        }
+        let h = self.hop[sw as usize] + 1;
+        let chosen = if main {
+            let g = self.select(sw, part)?;
+            let grp = &self.up[sw as usize][g];
+            let r = grp.remote;
+            let (lp, rp) = self.least_port(sw, grp);
+            tables.set(self.node[r as usize], lid, rp);
+            self.reach(r, h);
+            self.load[port_ix(sw, lp)] += w;
+            if let Some(p) = part {
+                self.mark(r, p);
+            }
+            self.ascend(tables, r, lid, true, part, w)?;
+            Some(g)
+        } else {
+            None
+        };
+        for g in 0..n {
+            if Some(g) == chosen {
+                continue;
+            }
+            let grp = &self.up[sw as usize][g];
+            let r = grp.remote;
+            if !self.better(r, h) {
+                continue;
+            }
+            let (_, rp) = self.least_port(sw, grp);
+            tables.set(self.node[r as usize], lid, rp);
+            self.reach(r, h);
+            self.ascend(tables, r, lid, false, part, w)?;
+        }
+        Ok(())
+    }
+
+    /// Alg. 4 (D5): a route up to `sw` on every lower switch without one.
+    fn descend(
+        &mut self,
+        tables: &mut ForwardingTables,
+        sw: SwitchIx,
+        lid: Lid,
+        main: bool,
+        part: Option<u16>,
+        w: f64,
+    ) {
+        let h = self.hop[sw as usize] + 1;
+        for g in 0..self.down[sw as usize].len() {
+            let grp = &self.down[sw as usize][g];
+            let r = grp.remote;
+            if !self.better(r, h) {
+                continue;
+            }
+            // The lower switch's port up to `sw`: least up-load on the lower side.
+            let mut best = grp.ports[0];
+            for &pp in &grp.ports[1..] {
+                if self.load[port_ix(sw, pp.0)] < self.load[port_ix(sw, best.0)] {
+                    best = pp;
+                }
+            }
+            tables.set(self.node[r as usize], lid, best.1);
+            self.reach(r, h);
+            if main {
+                self.load[port_ix(sw, best.0)] += w;
+            }
+            let _ = part;
+            self.descend(tables, r, lid, main, part, w);
+        }
+    }
+
+    fn mark(&mut self, r: SwitchIx, p: u16) {
+        let m = &mut self.marks[r as usize];
+        if let Some(e) = m.iter_mut().find(|e| e.0 == p) {
+            e.1 += 1;
+        } else if !self.variant.literal_marking || m.is_empty() {
+            m.push((p, 1));
+        }
+    }
+
+    fn policy_of(&self, p: Option<u16>) -> Isolation {
+        p.and_then(|p| self.policy.get(p as usize).copied())
+            .unwrap_or_default()
+    }
+
+    /// Whether the policy rule (D3) keeps a node of `part` off switch `r`.
+    fn excluded(&self, r: SwitchIx, part: Option<u16>) -> bool {
+        if self.flavor != Flavor::Ext {
+            return false;
+        }
+        let mine = self.policy_of(part);
+        self.marks[r as usize].iter().any(|&(q, _)| {
+            if Some(q) == part {
+                return false;
+            }
+            let theirs = self.policy_of(Some(q));
+            if self.variant.literal_exclusion {
+                theirs > mine
+            } else {
+                mine == Isolation::Phy || theirs == Isolation::Phy
+            }
+        })
+    }
+
+    /// Alg. 3's choice of up group at `sw` for a node of `part`.
+    fn select(&mut self, sw: SwitchIx, part: Option<u16>) -> Result<usize, RoutingError> {
+        let groups = &self.up[sw as usize];
+        let mut order: Vec<(f64, Guid, usize)> = groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (self.group_load(sw, g), g.guid, i))
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let min = order[0].0;
+        if let Some(p) = part {
+            let mut best: Option<(u32, usize)> = None;
+            for &(l, _, i) in &order {
+                if l != min {
+                    break;
+                }
+                let r = groups[i].remote;
+                let Some(&(_, count)) = self.marks[r as usize].iter().find(|m| m.0 == p) else {
+                    continue;
+                };
+                if !self.variant.literal_exclusion && self.excluded(r, part) {
+                    continue;
+                }
+                if best.is_none_or(|(c, _)| count > c) {
+                    best = Some((count, i));
+                }
+            }
+            if let Some((_, i)) = best {
+                return Ok(i);
+            }
+        }
+        for &(_, _, i) in &order {
+            if !self.excluded(groups[i].remote, part) {
+                return Ok(i);
+            }
+        }
+        // D1: every up group is excluded.
+        if self.global == GlobalPolicy::Strict {
+            return Err(RoutingError::Unsupported {
+                engine: self.flavor.name(),
+                reason: format!(
+                    "strict isolation cannot be met: every up-port of switch {} is taken by another partition for partition #{} ({})",
+                    self.tree.guid(sw),
+                    part.map_or(-1, i64::from),
+                    self.policy_of(part),
+                ),
+            });
+        }
+        self.relaxed.insert((sw, part));
+        Ok(order[0].2)
+    }
+}

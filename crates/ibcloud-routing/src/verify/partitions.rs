@@ -1,0 +1,276 @@
+//! The partition validator (pFTree-Ext's VALIDATEPOLICIES, E §2.3.7): which
+//! directed switch-to-switch links each partition's intra-partition routes
+//! use, which of them it shares with other partitions, on which VLs, and
+//! whether its isolation policy holds.
+//!
+//! Only routes between members that may talk (at least one full member) are
+//! followed; routes between partitions and the default partition's routes
+//! carry management traffic only and are left out. Links into and out of CAs
+//! are per node and never shared between partitions unless a port is in two
+//! of them, so only switch-to-switch links are reported.
+//!
+//! - a `phy` partition must share no link;
+//! - a `vlane` partition must not share a link with a partition on its VL;
+//! - `def` partitions are reported, never violated.
+//!
+//! Violations fail the routing in `strict` mode and are warnings in
+//! `best-effort` mode; the report lists them either way.
+
+use std::collections::HashMap;
+
+use ibcloud_fabric::lft::ForwardingTables;
+use ibcloud_fabric::partitions::{GlobalPolicy, Isolation, Partitions};
+use ibcloud_fabric::{Fabric, Guid, PortNum, PortRef};
+use serde::Serialize;
+
+use super::{Net, TO_ENDPOINT, UNCABLED};
+
+/// Which partitions' routes use each directed switch-to-switch link.
+#[derive(Clone, Debug)]
+pub struct LinkUsage {
+    /// Number of partitions.
+    pub num_partitions: usize,
+    /// Per channel (switch, out port): (switch node GUID, port, next switch node GUID).
+    pub channels: Vec<(Guid, PortNum, Guid)>,
+    /// Per channel and partition: intra-partition flows (source, destination
+    /// pairs) crossing it; `flows[c * num_partitions + p]`.
+    pub flows: Vec<u32>,
+    /// Pairs whose path did not arrive (loops, holes).
+    pub broken: u64,
+}
+
+impl LinkUsage {
+    /// Flows of partition `p` on channel `c`.
+    pub fn get(&self, c: usize, p: usize) -> u32 {
+        self.flows[c * self.num_partitions + p]
+    }
+
+    /// Partitions using channel `c`.
+    pub fn users(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.num_partitions).filter(move |&p| self.get(c, p) > 0)
+    }
+}
+
+/// Follows every intra-partition route of `partitions` through `tables`.
+pub fn link_usage(
+    fabric: &Fabric,
+    tables: &ForwardingTables,
+    partitions: &Partitions,
+) -> LinkUsage {
+    let net = Net::new(fabric, tables, false);
+    let np = partitions.partitions.len();
+    let mut channels = Vec::with_capacity(net.next.len());
+    for (s, &node) in net.switches.iter().enumerate() {
+        let base = net.chan_base[s] as usize;
+        let end = net.chan_base[s + 1] as usize;
+        for c in base..end {
+            let to = net.next[c];
+            let to_guid = if to == UNCABLED || to == TO_ENDPOINT {
+                Guid(0)
+            } else {
+                fabric.node(net.switches[to as usize]).guid
+            };
+            channels.push((fabric.node(node).guid, (c - base) as PortNum, to_guid));
+        }
+    }
+    let at: HashMap<PortRef, u32> = net.sources.iter().map(|s| (s.port, s.switch)).collect();
+    let mut flows = vec![0u32; channels.len() * np.max(1)];
+    let mut broken = 0u64;
+    let limit = net.switches.len() + 1;
+    for (pi, p) in partitions.partitions.iter().enumerate() {
+        for &(dref, _, dlid, dm) in &p.members {
+            let Some(&dsw) = at.get(&dref) else { continue };
+            for &(sref, _, _, sm) in &p.members {
+                if sref == dref || !p.may_talk(sm, dm) {
+                    continue;
+                }
+                let Some(&mut_sw) = at.get(&sref) else {
+                    continue;
+                };
+                let mut sw = mut_sw;
+                let mut steps = 0;
+                while sw != dsw {
+                    let port = net.lft[sw as usize]
+                        .get(dlid.0 as usize)
+                        .copied()
+                        .unwrap_or(255);
+                    let c = net.chan_base[sw as usize] as usize + port as usize;
+                    if port == 255 || c >= net.chan_base[sw as usize + 1] as usize {
+                        broken += 1;
+                        break;
+                    }
+                    let next = net.next[c];
+                    if next == UNCABLED || next == TO_ENDPOINT || steps > limit {
+                        broken += 1;
+                        break;
+                    }
+                    flows[c * np + pi] += 1;
+                    sw = next;
+                    steps += 1;
+                }
+            }
+        }
+    }
+    LinkUsage {
+        num_partitions: np,
+        channels,
+        flows,
+        broken,
+    }
+}
+
+/// One link a partition shares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SharedLink {
+    /// Sending switch (node GUID).
+    pub from: Guid,
+    /// Its port.
+    pub port: PortNum,
+    /// Receiving switch.
+    pub to: Guid,
+    /// The other partitions on it (names).
+    pub with: Vec<String>,
+    /// Whether one of them is on the same VL.
+    pub same_vl: bool,
+}
+
+/// The validator's finding for one partition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartitionCheck {
+    /// Name.
+    pub name: String,
+    /// 15-bit P_Key.
+    pub pkey: u16,
+    /// Policy.
+    pub isolation: String,
+    /// Member ports.
+    pub members: usize,
+    /// Its VL (the VL of its SL).
+    pub vl: u8,
+    /// Switch-to-switch links its routes use.
+    pub links: usize,
+    /// Links it shares.
+    pub shared: Vec<SharedLink>,
+    /// Whether its policy holds.
+    pub ok: bool,
+}
+
+/// The whole validation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartitionReport {
+    /// Per partition.
+    pub partitions: Vec<PartitionCheck>,
+    /// Global mode used.
+    pub global: String,
+    /// Policy violations in words.
+    pub violations: Vec<String>,
+    /// Pairs whose route did not arrive.
+    pub broken_pairs: u64,
+}
+
+impl PartitionReport {
+    /// Whether every policy holds.
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// Whether routing must fail: violations under `strict`.
+    pub fn fails(&self) -> bool {
+        !self.ok() && self.global == GlobalPolicy::Strict.keyword()
+    }
+}
+
+/// Validates `partitions` on `tables`; `vls[p]` is partition p's VL.
+pub fn validate_partitions(
+    fabric: &Fabric,
+    tables: &ForwardingTables,
+    partitions: &Partitions,
+    vls: &[u8],
+) -> PartitionReport {
+    let usage = link_usage(fabric, tables, partitions);
+    check(&usage, partitions, vls)
+}
+
+/// The policy check on a computed [`LinkUsage`].
+pub fn check(usage: &LinkUsage, partitions: &Partitions, vls: &[u8]) -> PartitionReport {
+    let np = partitions.partitions.len();
+    let vl = |p: usize| vls.get(p).copied().unwrap_or(0);
+    let mut out = Vec::with_capacity(np);
+    let mut violations = Vec::new();
+    for (pi, p) in partitions.partitions.iter().enumerate() {
+        let mut links = 0;
+        let mut shared = Vec::new();
+        for c in 0..usage.channels.len() {
+            if usage.get(c, pi) == 0 {
+                continue;
+            }
+            links += 1;
+            let others: Vec<usize> = usage.users(c).filter(|&q| q != pi).collect();
+            if others.is_empty() {
+                continue;
+            }
+            let (from, port, to) = usage.channels[c];
+            shared.push(SharedLink {
+                from,
+                port,
+                to,
+                with: others
+                    .iter()
+                    .map(|&q| partitions.partitions[q].name.clone())
+                    .collect(),
+                same_vl: others.iter().any(|&q| vl(q) == vl(pi)),
+            });
+        }
+        let ok = match p.isolation {
+            Isolation::Phy => shared.is_empty(),
+            Isolation::Vlane => !shared.iter().any(|s| s.same_vl),
+            Isolation::Def => true,
+        };
+        if !ok {
+            let n = match p.isolation {
+                Isolation::Phy => shared.len(),
+                _ => shared.iter().filter(|s| s.same_vl).count(),
+            };
+            let first = shared
+                .iter()
+                .find(|s| p.isolation == Isolation::Phy || s.same_vl)
+                .map(|s| {
+                    format!(
+                        "{}/{} -> {} with {}",
+                        s.from,
+                        s.port,
+                        s.to,
+                        s.with.join(",")
+                    )
+                })
+                .unwrap_or_default();
+            violations.push(format!(
+                "partition '{}' (0x{:04x}, {}) shares {n} link(s){} (first: {first})",
+                p.name,
+                p.pkey,
+                p.isolation,
+                if p.isolation == Isolation::Vlane {
+                    format!(" on its VL {}", vl(pi))
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        out.push(PartitionCheck {
+            name: p.name.clone(),
+            pkey: p.pkey,
+            isolation: p.isolation.to_string(),
+            members: p.members.len(),
+            vl: vl(pi),
+            links,
+            shared,
+            ok,
+        });
+    }
+    PartitionReport {
+        partitions: out,
+        global: partitions.global.keyword().to_owned(),
+        violations,
+        broken_pairs: usage.broken,
+    }
+}
