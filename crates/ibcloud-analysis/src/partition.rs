@@ -393,11 +393,10 @@ pub fn partition_flows(
         .unwrap_or(0);
     let mut counts = vec![0u64; map.links.len() * np.max(1)];
     let mut buf = Vec::new();
-    let n = endpoints.len();
-    for s in 0..n {
-        let Some(ls) = labels[s] else { continue };
-        for d in 0..n {
-            if s == d || labels[d] != Some(ls) {
+    for (s, &l) in labels.iter().enumerate() {
+        let Some(ls) = l else { continue };
+        for (d, &ld) in labels.iter().enumerate() {
+            if s == d || ld != Some(ls) {
                 continue;
             }
             buf.clear();

@@ -19,6 +19,7 @@ mod formats;
 mod generate;
 mod lft;
 mod lids;
+mod partitions;
 mod routing;
 mod summary;
 
@@ -65,5 +66,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::parse_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(formats::render_fabric, m)?)?;
     cloud::register(m)?;
+    partitions::register(m)?;
     Ok(())
 }
