@@ -54,6 +54,7 @@ __all__ = [
     "read_weights",
     "route",
     "victim_delays",
+    "write_ibdmchk_files",
     "write_qos",
 ]
 
@@ -256,6 +257,24 @@ class PartitionedRouting:
         return [(p["pkey"], v) for p, v in zip(self.report["partitions"], self.vls) if v > 0]
 
 
+    def configured(self, partitions: PartitionConfig) -> PartitionConfig:
+        """``partitions`` with every routed partition's ``sl=`` set to its
+        VL, so OpenSM (with :func:`write_qos`'s options) hands out our SLs.
+
+        >>> from ibcloud import Fabric
+        >>> conf = PartitionConfig.parse("a=0x1 : ALL_CAS=full ;")
+        >>> route(Fabric.generate("4-ary-2"), "pftree", conf).configured(conf).partitions[0].sl
+        0
+        """
+        sl_of = {p["pkey"]: v for p, v in zip(self.report["partitions"], self.vls)}
+        parts = []
+        for p in partitions.partitions:
+            key = p.pkey & 0x7FFF if p.pkey is not None else None
+            sl = sl_of.get(key, p.sl) if key is not None and key != 0x7FFF else p.sl
+            parts.append(Partition(p.name, p.pkey, p.isolation, sl, p.members))
+        return PartitionConfig.build(parts, partitions.global_isolation)
+
+
 def report_frame(report: Dict[str, Any]) -> "pandas.DataFrame":
     """A validator report as a DataFrame, one row per partition.
 
@@ -370,6 +389,23 @@ def write_qos(pkey_sls: Sequence[Tuple[int, int]], directory: PathLike, max_vls:
     (d / "opensm-qos.conf").write_text(conf)
     (d / "qos-policy.conf").write_text(policy)
     return d / "opensm-qos.conf", d / "qos-policy.conf"
+
+
+def write_ibdmchk_files(routing: PartitionedRouting, psl: PathLike, sl2vl: PathLike) -> bool:
+    """Writes ibdmchk's path-SL file (``-c``) and an ``opensm-sl2vl.dump``
+    (``-d``, identity SL2VL) for a routing; False (nothing written) when
+    every path is on SL 0.
+
+    >>> import tempfile, pathlib
+    >>> from ibcloud import Fabric
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> write_ibdmchk_files(route(Fabric.generate("4-ary-2"), "pftree"), d / "psl", d / "sl2vl")
+    False
+    """
+    if routing.path_sls is None:
+        return False
+    _native.write_ibdmchk_sl_files(routing.tables._native, routing.path_sls, os.fspath(psl), os.fspath(sl2vl))
+    return True
 
 
 def leaf_nodes(fabric: "Fabric") -> List[List[Tuple[int, int]]]:

@@ -488,6 +488,31 @@ pub(crate) fn leaf_nodes(py: Python<'_>, fabric: &PyFabric) -> PyResult<Vec<Vec<
     })?)
 }
 
+/// Writes ibdmchk's inputs for a routing with path SLs: the path-SL file
+/// (`-c`) and an `opensm-sl2vl.dump` (`-d`) with the identity SL2VL.
+#[pyfunction]
+pub(crate) fn write_ibdmchk_sl_files(
+    py: Python<'_>,
+    tables: &PyForwardingTables,
+    path_sls: &PyPathSls,
+    psl: PathBuf,
+    sl2vl: PathBuf,
+) -> PyResult<()> {
+    let (fabric, sls) = (&tables.fabric, &path_sls.inner);
+    Ok(detached(py, || -> Result<(), FabricError> {
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(&psl).map_err(|e| FabricError::io(&psl, e))?,
+        );
+        ibcloud_routing::verify::ibdmchk::write_psl(fabric, sls, &mut out)
+            .and_then(|_| std::io::Write::flush(&mut out))
+            .map_err(|e| FabricError::io(&psl, e))?;
+        let mut buf = Vec::new();
+        ibcloud_routing::verify::ibdmchk::write_sl2vl(fabric, &ibcloud_routing::Sl2Vl::default(), &mut buf)
+            .map_err(|e| FabricError::io(&sl2vl, e))?;
+        std::fs::write(&sl2vl, buf).map_err(|e| FabricError::io(&sl2vl, e))
+    })?)
+}
+
 /// Registers this file's classes and functions.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPartitionConfig>()?;
@@ -501,5 +526,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(learn_weights, m)?)?;
     m.add_function(wrap_pyfunction!(read_weights, m)?)?;
     m.add_function(wrap_pyfunction!(leaf_nodes, m)?)?;
+    m.add_function(wrap_pyfunction!(write_ibdmchk_sl_files, m)?)?;
     Ok(())
 }
