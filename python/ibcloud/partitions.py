@@ -380,7 +380,7 @@ def write_qos(pkey_sls: Sequence[Tuple[int, int]], directory: PathLike, max_vls:
 
     >>> import tempfile
     >>> a, b = write_qos([(1, 1)], tempfile.mkdtemp(), max_vls=2)
-    >>> "qos_sl2vl 0,1,0" in a.read_text(), "pkey 0x0001 : 1" in b.read_text()
+    >>> "qos_sl2vl 0,1,0" in a.read_text(), "any, pkey 0x0001 : 1" in b.read_text()
     (True, True)
     """
     conf, policy = _native.qos_files(list(pkey_sls), max_vls)

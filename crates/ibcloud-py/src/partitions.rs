@@ -81,7 +81,10 @@ impl PyPartitionConfig {
         for (name, pkey, iso, sl, members) in partitions {
             let mut p = Partition::new(name, pkey.unwrap_or(0));
             p.pkey = pkey.map(|k| k & 0x7FFF).filter(|&k| k != 0);
-            p.isolation = iso.map(|i| i.parse::<Isolation>()).transpose().map_err(value_error)?;
+            p.isolation = iso
+                .map(|i| i.parse::<Isolation>())
+                .transpose()
+                .map_err(value_error)?;
             if let Some(sl) = sl {
                 if sl > 15 {
                     return Err(value_error(format!("SL {sl} is above 15")));
@@ -139,7 +142,16 @@ impl PyPartitionConfig {
 
     /// Partitions as tuples (name, pkey, isolation, sl, members, line).
     #[getter]
-    fn partitions(&self) -> Vec<(String, Option<u16>, Option<String>, Option<u8>, Vec<(String, Option<String>)>, usize)> {
+    fn partitions(
+        &self,
+    ) -> Vec<(
+        String,
+        Option<u16>,
+        Option<String>,
+        Option<u8>,
+        Vec<(String, Option<String>)>,
+        usize,
+    )> {
         self.inner
             .partitions
             .iter()
@@ -180,7 +192,10 @@ impl PyPartitionConfig {
         &self,
         fabric: &PyFabric,
         strict: bool,
-    ) -> PyResult<(Vec<(String, u16, String, Vec<(u16, u64, String)>)>, Vec<String>)> {
+    ) -> PyResult<(
+        Vec<(String, u16, String, Vec<(u16, u64, String)>)>,
+        Vec<String>,
+    )> {
         let r = self
             .inner
             .resolve(&fabric.inner, strict)
@@ -205,7 +220,10 @@ impl PyPartitionConfig {
     }
 
     fn __repr__(&self) -> String {
-        format!("PartitionConfig({} partitions)", self.inner.partitions.len())
+        format!(
+            "PartitionConfig({} partitions)",
+            self.inner.partitions.len()
+        )
     }
 }
 
@@ -233,8 +251,10 @@ pub(crate) fn qos_files(pkey_sls: Vec<(u16, u8)>, max_vls: u8) -> PyResult<(Stri
         sl2vl,
     };
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    q.write_opensm_conf(&mut a).map_err(|e| value_error(e.to_string()))?;
-    q.write_qos_policy(&mut b).map_err(|e| value_error(e.to_string()))?;
+    q.write_opensm_conf(&mut a)
+        .map_err(|e| value_error(e.to_string()))?;
+    q.write_qos_policy(&mut b)
+        .map_err(|e| value_error(e.to_string()))?;
     Ok((
         String::from_utf8_lossy(&a).into_owned(),
         String::from_utf8_lossy(&b).into_owned(),
@@ -431,10 +451,7 @@ pub(crate) fn interference(
     let (fabric, inner) = (&tables.fabric, &tables.inner);
     Ok(detached(py, || -> Result<_, PyIbcloudErr> {
         let eps = endpoints(fabric, &endpoints_lids)?;
-        let labels: Vec<Option<u32>> = labels
-            .iter()
-            .map(|&l| u32::try_from(l).ok())
-            .collect();
+        let labels: Vec<Option<u32>> = labels.iter().map(|&l| u32::try_from(l).ok()).collect();
         let i = partition_flows(fabric, inner, &eps, &labels)?.interference();
         Ok((i.flow_pairs, i.flows_on_shared, i.shared_links))
     })?)
@@ -451,7 +468,11 @@ pub(crate) fn learn_weights(
     literal: bool,
 ) -> Vec<(u64, f64)> {
     let bw: Vec<(Guid, f64)> = bandwidth.into_iter().map(|(g, x)| (Guid(g), x)).collect();
-    let form = if literal { Eq1::Literal } else { Eq1::Corrected };
+    let form = if literal {
+        Eq1::Literal
+    } else {
+        Eq1::Corrected
+    };
     weights::learn(&bw, a, b, form)
         .into_iter()
         .map(|(g, w)| (g.0, w))
@@ -507,8 +528,12 @@ pub(crate) fn write_ibdmchk_sl_files(
             .and_then(|_| std::io::Write::flush(&mut out))
             .map_err(|e| FabricError::io(&psl, e))?;
         let mut buf = Vec::new();
-        ibcloud_routing::verify::ibdmchk::write_sl2vl(fabric, &ibcloud_routing::Sl2Vl::default(), &mut buf)
-            .map_err(|e| FabricError::io(&sl2vl, e))?;
+        ibcloud_routing::verify::ibdmchk::write_sl2vl(
+            fabric,
+            &ibcloud_routing::Sl2Vl::default(),
+            &mut buf,
+        )
+        .map_err(|e| FabricError::io(&sl2vl, e))?;
         std::fs::write(&sl2vl, buf).map_err(|e| FabricError::io(&sl2vl, e))
     })?)
 }

@@ -493,16 +493,9 @@ pub fn write(conf: &PartitionConfig, out: &mut impl Write) -> io::Result<()> {
                 head.push_str(&format!(", global_isolation={}", g.keyword()));
             }
         }
-        writeln!(out, "{head} :")?;
-        for m in &p.mgroups {
-            if m.contains(';') || m.contains('#') || m.contains('\n') {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("multicast group '{m}' cannot be written"),
-                ));
-            }
-            writeln!(out, "\tmgid={m}")?;
-        }
+        // The closing `;` goes on the last line of the definition: OpenSM
+        // 3.3.23 reports "no partition definition found" for a line holding
+        // only `;` after a definition spread over several member lines.
         let members: Vec<String> = p
             .members
             .iter()
@@ -511,11 +504,30 @@ pub fn write(conf: &PartitionConfig, out: &mut impl Write) -> io::Result<()> {
                 None => m.spec.to_string(),
             })
             .collect();
-        for (j, chunk) in members.chunks(4).enumerate() {
-            let sep = if (j + 1) * 4 < members.len() { "," } else { "" };
-            writeln!(out, "\t{}{sep}", chunk.join(", "))?;
+        for m in &p.mgroups {
+            if m.contains(';') || m.contains('#') || m.contains('\n') {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("multicast group '{m}' cannot be written"),
+                ));
+            }
         }
-        writeln!(out, "\t;")?;
+        let mut lines: Vec<String> = p.mgroups.iter().map(|m| format!("\tmgid={m}")).collect();
+        let chunks: Vec<&[String]> = members.chunks(4).collect();
+        for (j, chunk) in chunks.iter().enumerate() {
+            let sep = if j + 1 < chunks.len() { "," } else { "" };
+            lines.push(format!("\t{}{sep}", chunk.join(", ")));
+        }
+        match lines.last_mut() {
+            None => writeln!(out, "{head} : ;")?,
+            Some(last) => {
+                last.push_str(" ;");
+                writeln!(out, "{head} :")?;
+                for l in &lines {
+                    writeln!(out, "{l}")?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -558,7 +570,7 @@ impl QosSetup {
         writeln!(out, "qos-ulps")?;
         writeln!(out, "    default : 0")?;
         for &(pkey, sl) in &self.pkey_sls {
-            writeln!(out, "    pkey 0x{:04X} : {sl}", pkey & 0x7FFF)?;
+            writeln!(out, "    any, pkey 0x{:04X} : {sl}", pkey & 0x7FFF)?;
         }
         writeln!(out, "end-qos-ulps")?;
         Ok(())
@@ -673,6 +685,8 @@ mod tests {
         assert!(a.contains("qos_vlarb_low 0:64,1:64,2:64,3:64\n"));
         let mut b = Vec::new();
         q.write_qos_policy(&mut b).unwrap();
-        assert!(String::from_utf8(b).unwrap().contains("pkey 0x0002 : 2"));
+        assert!(String::from_utf8(b)
+            .unwrap()
+            .contains("any, pkey 0x0002 : 2"));
     }
 }

@@ -34,43 +34,47 @@ pub fn write_psl(fabric: &Fabric, path_sls: &PathSls, out: &mut impl Write) -> i
     Ok(())
 }
 
-/// Writes one SL2VL table for every port in OpenSM's `opensm-sl2vl.dump`
-/// form (ibdmchk's `-d` input): per end port a header line, then for a
-/// switch one `in out : vl0 … vl15` row per (input, output) port pair of
-/// cabled output ports, for a CA one row per cabled port.
-pub fn write_sl2vl(fabric: &Fabric, sl2vl: &crate::sl::Sl2Vl, out: &mut impl Write) -> io::Result<()> {
-    use ibcloud_fabric::NodeKind;
-    let row: String = (0..16u8).map(|sl| format!(" {:<2}", sl2vl.vl(sl))).collect();
-    for (pr, port) in fabric.lid_ports() {
-        let node = fabric.node(pr.node);
-        let kind = match node.kind {
-            NodeKind::Switch => "Switch",
-            NodeKind::Ca => "CA",
-            NodeKind::Router => "Router",
-        };
-        writeln!(
-            out,
-            "{kind} 0x{:016x}, base LID {}, \"{}\"",
-            port.guid.0, port.lid.0, node.description
-        )?;
-        writeln!(out, "#in out : 0  1  2  3  4  5  6  7  8  9  10 11 12 13 14 15")?;
-        writeln!(out, "#--------------------------------------------------------")?;
+/// Writes the SL2VL tables for ibdmchk's `-d` in its own line form,
+/// `0x<node GUID> <in port> <out port> 0x(sl0)(sl1) … 0x(sl14)(sl15)`
+/// (ibdm also reads OpenSM's `opensm-sl2vl.dump`): the same table for
+/// every (input, output) pair of cabled switch ports and for each cabled CA
+/// port (input 0).
+pub fn write_sl2vl(
+    fabric: &Fabric,
+    sl2vl: &crate::sl::Sl2Vl,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    use ibcloud_fabric::{NodeKind, PortRef};
+    let bytes: Vec<String> = (0..8u8)
+        .map(|k| {
+            format!(
+                "0x{:x}{:x}",
+                sl2vl.vl(2 * k) & 0xF,
+                sl2vl.vl(2 * k + 1) & 0xF
+            )
+        })
+        .collect();
+    let row = bytes.join(" ");
+    for (id, node) in fabric.iter_nodes() {
         let n = node.num_ports;
+        let cabled: Vec<u8> = (1..=n)
+            .filter(|&p| {
+                fabric
+                    .port(PortRef::new(id, p))
+                    .is_some_and(|x| x.remote.is_some())
+            })
+            .collect();
+        let guid = node.guid.0;
         if node.kind == NodeKind::Switch {
-            for o in 0..=n {
-                let cabled = o == 0
-                    || fabric
-                        .port(ibcloud_fabric::PortRef::new(pr.node, o))
-                        .is_some_and(|p| p.remote.is_some());
-                if !cabled {
-                    continue;
-                }
+            for &o in &cabled {
                 for i in 0..=n {
-                    writeln!(out, "{i:<3} {o:<3} :{row}")?;
+                    writeln!(out, "0x{guid:016x} {i} {o} {row}")?;
                 }
             }
         } else {
-            writeln!(out, "{:<3} {:<3} :{row}", 0, pr.port)?;
+            for &o in &cabled {
+                writeln!(out, "0x{guid:016x} 0 {o} {row}")?;
+            }
         }
     }
     Ok(())
