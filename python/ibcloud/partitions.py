@@ -61,7 +61,7 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: The switches of :class:`ibcloud_routing::engines::pftree::PftreeVariant`.
-VARIANT_SWITCHES = ("corrected", "literal", "literal-marking", "literal-exclusion", "leaf-by-leaf", "alg2-return", "vl-for-def")
+VARIANT_SWITCHES = ("corrected", "literal", "literal-marking", "literal-exclusion", "leaf-by-leaf", "alg2-return", "vl-for-def", "marks-only")
 
 
 @dataclass
@@ -493,11 +493,16 @@ def contention(tables: ForwardingTables, endpoints: Sequence[int], receivers: Se
     return {"up": uc, "up_links": ul, "down": dc, "down_links": dl}
 
 
-def interference(tables: ForwardingTables, endpoints: Sequence[int], labels: Sequence[int]) -> Dict[str, int]:
-    """Inter-partition interference of intra-partition flows, three readings
-    (both directions summed): ``flow_pairs`` (Σ flows_p × flows_q per link),
-    ``flows_on_shared`` and ``shared_links``. ``labels[i]`` is endpoint i's
-    partition (-1: none).
+def interference(
+    tables: ForwardingTables, endpoints: Sequence[int], labels: Sequence[int], flows: str = "intra"
+) -> Dict[str, int]:
+    """Inter-partition interference, three readings (switch-to-switch links,
+    both directions summed): ``flow_pairs`` (Σ flows_p × flows_q per link),
+    ``flows_on_shared`` (flows on links used by ≥ 2 partitions) and
+    ``shared_links``. ``labels[i]`` is endpoint i's partition (-1: none).
+    ``flows``: ``intra`` (pairs within a partition), ``all-src`` / ``all-dst``
+    (every pair, stale routes too, under its source's / destination's
+    partition).
 
     >>> from ibcloud import Fabric
     >>> from ibcloud.routing import route as plain_route
@@ -506,5 +511,5 @@ def interference(tables: ForwardingTables, endpoints: Sequence[int], labels: Seq
     >>> interference(plain_route(f, "ftree").tables, lids, [i % 2 for i in range(len(lids))])["shared_links"]
     0
     """
-    fp, fs, sl = _native.interference(tables._native, list(endpoints), list(labels))
+    fp, fs, sl = _native.interference(tables._native, list(endpoints), list(labels), flows)
     return {"flow_pairs": fp, "flows_on_shared": fs, "shared_links": sl}

@@ -368,13 +368,37 @@ impl FlowCounts {
     }
 }
 
-/// Counts, per link, the flows between endpoints with the same label
-/// (`labels[i]` is endpoint i's partition, `None`: none).
+/// Which flows [`partition_flows`] counts, and under which partition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlowSet {
+    /// Flows between members of one partition (the partition's traffic).
+    #[default]
+    Intra,
+    /// Every ordered endpoint pair, under its source's partition (stale
+    /// routes included: the LFT view).
+    AllBySource,
+    /// Every ordered endpoint pair, under its destination's partition.
+    AllByDestination,
+}
+
+/// Counts, per link, the flows of each partition (`labels[i]` is endpoint
+/// i's partition, `None`: none).
 pub fn partition_flows(
     fabric: &Fabric,
     tables: &ForwardingTables,
     endpoints: &Endpoints,
     labels: &[Option<u32>],
+) -> Result<FlowCounts, AnalysisError> {
+    partition_flows_of(fabric, tables, endpoints, labels, FlowSet::Intra)
+}
+
+/// [`partition_flows`] for a chosen [`FlowSet`].
+pub fn partition_flows_of(
+    fabric: &Fabric,
+    tables: &ForwardingTables,
+    endpoints: &Endpoints,
+    labels: &[Option<u32>],
+    set: FlowSet,
 ) -> Result<FlowCounts, AnalysisError> {
     if labels.len() != endpoints.len() {
         return Err(AnalysisError::BadOptions(format!(
@@ -394,11 +418,17 @@ pub fn partition_flows(
     let mut counts = vec![0u64; map.links.len() * np.max(1)];
     let mut buf = Vec::new();
     for (s, &l) in labels.iter().enumerate() {
-        let Some(ls) = l else { continue };
         for (d, &ld) in labels.iter().enumerate() {
-            if s == d || ld != Some(ls) {
+            if s == d {
                 continue;
             }
+            let label = match set {
+                FlowSet::Intra if l.is_some() && l == ld => l,
+                FlowSet::Intra => None,
+                FlowSet::AllBySource => l,
+                FlowSet::AllByDestination => ld,
+            };
+            let Some(label) = label else { continue };
             buf.clear();
             if paths.append(s as u32, d as u32, &mut buf).is_err() {
                 continue;
@@ -406,7 +436,7 @@ pub fn partition_flows(
             for &c in &buf {
                 let i = map.index[c as usize];
                 if i != u32::MAX {
-                    counts[i as usize * np + ls as usize] += 1;
+                    counts[i as usize * np + label as usize] += 1;
                 }
             }
         }

@@ -9,7 +9,7 @@ use crate::fabric::PyFabric;
 use crate::lft::PyForwardingTables;
 use crate::routing::PyPathSls;
 use ibcloud_analysis::partition::{
-    partition_flows, receiver_contention, victim_delay, VictimNoise,
+    partition_flows_of, receiver_contention, victim_delay, FlowSet, VictimNoise,
 };
 use ibcloud_analysis::{Endpoints, Pattern};
 use ibcloud_fabric::formats::partitions_conf::{self, PartitionsConfError, QosSetup};
@@ -272,9 +272,10 @@ fn variant_from(names: &[String]) -> PyResult<PftreeVariant> {
             "leaf-by-leaf" => v.leaf_by_leaf = true,
             "alg2-return" => v.literal_alg2_return = true,
             "vl-for-def" => v.vl_for_def = true,
+            "marks-only" => v.marks_only = true,
             o => {
                 return Err(value_error(format!(
-                    "unknown pftree variant switch '{o}' (corrected, literal, literal-marking, literal-exclusion, leaf-by-leaf, alg2-return, vl-for-def)"
+                    "unknown pftree variant switch '{o}' (corrected, literal, literal-marking, literal-exclusion, leaf-by-leaf, alg2-return, vl-for-def, marks-only)"
                 )))
             }
         }
@@ -440,19 +441,28 @@ pub(crate) fn contention(
 }
 
 /// Interference readings for endpoints labelled by partition (-1: none):
-/// (flow pairs, flows on shared links, shared links).
+/// (flow pairs, flows on shared links, shared links). `flows`: `intra`,
+/// `all-src` or `all-dst`.
 #[pyfunction]
+#[pyo3(signature = (tables, endpoints_lids, labels, flows="intra"))]
 pub(crate) fn interference(
     py: Python<'_>,
     tables: &PyForwardingTables,
     endpoints_lids: Vec<u16>,
     labels: Vec<i64>,
+    flows: &str,
 ) -> PyResult<(u64, u64, u64)> {
+    let set = match flows {
+        "intra" => FlowSet::Intra,
+        "all-src" => FlowSet::AllBySource,
+        "all-dst" => FlowSet::AllByDestination,
+        o => return Err(value_error(format!("unknown flow set '{o}' (intra, all-src, all-dst)"))),
+    };
     let (fabric, inner) = (&tables.fabric, &tables.inner);
     Ok(detached(py, || -> Result<_, PyIbcloudErr> {
         let eps = endpoints(fabric, &endpoints_lids)?;
         let labels: Vec<Option<u32>> = labels.iter().map(|&l| u32::try_from(l).ok()).collect();
-        let i = partition_flows(fabric, inner, &eps, &labels)?.interference();
+        let i = partition_flows_of(fabric, inner, &eps, &labels, set)?.interference();
         Ok((i.flow_pairs, i.flows_on_shared, i.shared_links))
     })?)
 }

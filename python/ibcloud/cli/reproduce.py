@@ -29,6 +29,8 @@ __all__ = ["REPRODUCTIONS", "register"]
 REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
     "delay": ("ibcloud.delay.reproduction",
               "Paper VI: workload delay as a QoS metric; utilisation- vs delay-based VM consolidation"),
+    "pftree": ("ibcloud.pftree.reproduction",
+               "Seed 002: pFTree, pFTree-Ext isolation and pFTree-Wt balance (Figs. 10-11, 13-15, Table 4)"),
 }
 
 

@@ -192,7 +192,7 @@ impl Pftree {
                 })
                 .collect();
             let up: usize = tree.up_groups(leaf).map(|g| g.ports.len()).sum();
-            let idx: Vec<usize> = if stopped {
+            let idx: Vec<usize> = if stopped || variant.marks_only {
                 (0..cns.len()).collect()
             } else {
                 if variant.literal_alg2_return && cns.len() <= up {
@@ -211,13 +211,15 @@ impl Pftree {
 
         let mut tables = ForwardingTables::new(fabric);
         let mut router = route::Router::new(&tree, policy.clone(), self.flavor, variant, global);
+        let phy_first = self.flavor == Flavor::Ext && !variant.leaf_by_leaf;
         for (leaf, slot, cn) in &seq {
             let w = if self.flavor == Flavor::Wt {
                 slot.weight
             } else {
                 1.0
             };
-            router.route_cn(&mut tables, *leaf, cn.lid, cn.leaf_port, slot.part, w)?;
+            let packing = phy_first && slot.part.is_some() && slot.policy == Isolation::Phy;
+            router.route_cn(&mut tables, *leaf, cn.lid, cn.leaf_port, slot.part, w, packing)?;
         }
         for s in tree.switches() {
             router.route_switch(&mut tables, s)?;

@@ -47,6 +47,10 @@ pub struct PftreeVariant {
     /// Alg. 5: also give `def` partitions that share links a VL of their own
     /// when VLs are left (never fails). pFTree and pFTree-Wt always do this.
     pub vl_for_def: bool,
+    /// Route each leaf's nodes in port order, without Alg. 2's ordering:
+    /// marks alone break ties (the base pFTree of CCGrid 2015 as seed 002
+    /// summarises it; an option to explore the seed's pFTree numbers).
+    pub marks_only: bool,
 }
 
 impl PftreeVariant {
@@ -58,6 +62,7 @@ impl PftreeVariant {
             leaf_by_leaf: true,
             literal_alg2_return: true,
             vl_for_def: false,
+            marks_only: false,
         }
     }
 
@@ -76,6 +81,7 @@ impl PftreeVariant {
             (self.leaf_by_leaf, "leaf-by-leaf"),
             (self.literal_alg2_return, "alg2-return"),
             (self.vl_for_def, "vl-for-def"),
+            (self.marks_only, "marks-only"),
         ] {
             if b {
                 on.push(n);

@@ -61,6 +61,10 @@ pub(crate) struct Router<'a> {
     global: GlobalPolicy,
     /// (switch, partition) pairs where no up-port met the policy (D1).
     pub(crate) relaxed: BTreeSet<(SwitchIx, Option<u16>)>,
+    /// Per switch, pFTree's `max`: ⌈compute nodes below / up-ports⌉.
+    cap: Vec<f64>,
+    /// Whether the node being routed packs onto marked ports up to `cap`.
+    packing: bool,
 }
 
 fn port_ix(s: SwitchIx, p: PortNum) -> usize {
@@ -107,7 +111,43 @@ impl<'a> Router<'a> {
             variant,
             global,
             relaxed: BTreeSet::new(),
+            cap: Vec::new(),
+            packing: false,
         }
+        .with_caps()
+    }
+
+    /// pFTree's `max` counter per switch: compute nodes in its subtree over
+    /// its up-ports, rounded up.
+    fn with_caps(mut self) -> Self {
+        let n = self.up.len();
+        let mut cns = vec![0usize; n];
+        for &l in self.tree.leaves() {
+            cns[l as usize] = self.tree.compute_nodes(l).len();
+        }
+        let mut cap = vec![f64::INFINITY; n];
+        for s in self.tree.switches() {
+            // Leaves below s (breadth-first over down groups).
+            let mut seen = vec![false; n];
+            let mut stack = vec![s];
+            let mut below = 0usize;
+            seen[s as usize] = true;
+            while let Some(x) = stack.pop() {
+                below += cns[x as usize];
+                for g in &self.down[x as usize] {
+                    if !seen[g.remote as usize] {
+                        seen[g.remote as usize] = true;
+                        stack.push(g.remote);
+                    }
+                }
+            }
+            let ups: usize = self.up[s as usize].iter().map(|g| g.ports.len()).sum();
+            if ups > 0 {
+                cap[s as usize] = below.div_ceil(ups) as f64;
+            }
+        }
+        self.cap = cap;
+        self
     }
 
     fn better(&self, s: SwitchIx, h: u32) -> bool {
@@ -144,6 +184,11 @@ impl<'a> Router<'a> {
     }
 
     /// Routes a compute node's LID: leaf port, then Algs. 3/4 from its leaf.
+    /// `packing`: pFTree-Ext's phy-first pass: fill ports already marked
+    /// with the partition up to `max` before opening new ones, so the phy
+    /// nodes of all leaves, routed first, take as few switches as Alg. 2's
+    /// interleaving would give them.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn route_cn(
         &mut self,
         tables: &mut ForwardingTables,
@@ -152,7 +197,9 @@ impl<'a> Router<'a> {
         leaf_port: PortNum,
         part: Option<u16>,
         weight: f64,
+        packing: bool,
     ) -> Result<(), RoutingError> {
+        self.packing = packing;
         self.next_lid();
         tables.set(self.node[leaf as usize], lid, leaf_port);
         self.reach(leaf, 0);
@@ -299,6 +346,35 @@ impl<'a> Router<'a> {
             .map(|(i, g)| (self.group_load(sw, g), g.guid, i))
             .collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        if self.packing {
+            if let Some(p) = part {
+                // Marked groups with room first (most nodes of the partition),
+                // then the least-loaded unmarked one with room.
+                let cap = self.cap[sw as usize];
+                let room = |i: usize, l: f64| l + 1.0 <= cap * groups[i].ports.len() as f64;
+                let mut best: Option<(u32, usize)> = None;
+                for &(l, _, i) in &order {
+                    let r = groups[i].remote;
+                    if !room(i, l) || self.excluded(r, part) {
+                        continue;
+                    }
+                    if let Some(&(_, c)) = self.marks[r as usize].iter().find(|m| m.0 == p) {
+                        if best.is_none_or(|(bc, _)| c > bc) {
+                            best = Some((c, i));
+                        }
+                    }
+                }
+                if let Some((_, i)) = best {
+                    return Ok(i);
+                }
+                if let Some(&(_, _, i)) = order
+                    .iter()
+                    .find(|&&(l, _, i)| room(i, l) && !self.excluded(groups[i].remote, part))
+                {
+                    return Ok(i);
+                }
+            }
+        }
         let min = order[0].0;
         if let Some(p) = part {
             let mut best: Option<(u32, usize)> = None;
