@@ -30,7 +30,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-pftree
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -91,3 +91,7 @@ clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis
 	find python -name '_native*.so' -delete
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# pftree-ext with 8 partitions vs plain ftree on ft11664, same run (target: within 2x)
+bench-pftree: build
+	$(VPY) bench/pftree_vs_ftree.py --repeat 5

@@ -32,15 +32,15 @@ pub struct LinkUsage {
     pub num_partitions: usize,
     /// Per channel (switch, out port): (switch node GUID, port, next switch node GUID).
     pub channels: Vec<(Guid, PortNum, Guid)>,
-    /// Per channel and partition: intra-partition flows (source, destination
-    /// pairs) crossing it; `flows[c * num_partitions + p]`.
+    /// Per channel and partition: the partition's destinations whose routes
+    /// from the partition's sources cross it; `flows[c * num_partitions + p]`.
     pub flows: Vec<u32>,
-    /// Pairs whose path did not arrive (loops, holes).
+    /// Walks that did not arrive (loops, holes), at most one per source switch and destination.
     pub broken: u64,
 }
 
 impl LinkUsage {
-    /// Flows of partition `p` on channel `c`.
+    /// Destinations of partition `p` routed over channel `c`.
     pub fn get(&self, c: usize, p: usize) -> u32 {
         self.flows[c * self.num_partitions + p]
     }
@@ -77,21 +77,29 @@ pub fn link_usage(
     let mut flows = vec![0u32; channels.len() * np.max(1)];
     let mut broken = 0u64;
     let limit = net.switches.len() + 1;
+    // Per destination, the switches already known to reach it: a walk
+    // stops there, so each destination costs O(switches), not O(sources).
+    let mut seen = vec![0u32; net.switches.len()];
+    let mut stamp = 0u32;
     for (pi, p) in partitions.partitions.iter().enumerate() {
-        for &(dref, _, dlid, dm) in &p.members {
-            let Some(&dsw) = at.get(&dref) else { continue };
-            for &(sref, _, _, sm) in &p.members {
-                if sref == dref || !p.may_talk(sm, dm) {
+        let members: Vec<(u32, u16, bool)> = p
+            .members
+            .iter()
+            .filter_map(|&(r, _, l, m)| at.get(&r).map(|&sw| (sw, l.0, m.is_full())))
+            .collect();
+        for (di, &(dsw, dlid, dfull)) in members.iter().enumerate() {
+            stamp += 1;
+            seen[dsw as usize] = stamp;
+            for (si, &(ssw, _, sfull)) in members.iter().enumerate() {
+                if si == di || !(sfull || dfull) {
                     continue;
                 }
-                let Some(&mut_sw) = at.get(&sref) else {
-                    continue;
-                };
-                let mut sw = mut_sw;
+                let mut sw = ssw;
                 let mut steps = 0;
-                while sw != dsw {
+                while seen[sw as usize] != stamp {
+                    seen[sw as usize] = stamp;
                     let port = net.lft[sw as usize]
-                        .get(dlid.0 as usize)
+                        .get(dlid as usize)
                         .copied()
                         .unwrap_or(255);
                     let c = net.chan_base[sw as usize] as usize + port as usize;

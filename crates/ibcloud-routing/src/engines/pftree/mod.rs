@@ -224,6 +224,7 @@ impl Pftree {
         for s in tree.switches() {
             router.route_switch(&mut tables, s)?;
         }
+        router.flush(&mut tables);
         let mut relaxed: BTreeMap<Option<u16>, usize> = BTreeMap::new();
         for &(_, p) in &router.relaxed {
             *relaxed.entry(p).or_default() += 1;

@@ -31,13 +31,24 @@ use super::options::{Flavor, PftreeVariant};
 use crate::engine::RoutingError;
 use crate::fat_tree::{FatTree, Remote, SwitchIx};
 
-/// A port group to another switch.
+/// A port group to another switch; the first (local, remote) port pair is
+/// kept inline (most groups have one port), parallel ones in `rest`.
 #[derive(Clone, Debug)]
 struct Grp {
     remote: SwitchIx,
     guid: Guid,
-    /// (local, remote) ports.
-    ports: Vec<(PortNum, PortNum)>,
+    first: (PortNum, PortNum),
+    rest: Vec<(PortNum, PortNum)>,
+}
+
+impl Grp {
+    fn len(&self) -> usize {
+        1 + self.rest.len()
+    }
+
+    fn ports(&self) -> impl Iterator<Item = (PortNum, PortNum)> + '_ {
+        std::iter::once(self.first).chain(self.rest.iter().copied())
+    }
 }
 
 /// The router's state over all LIDs.
@@ -51,6 +62,8 @@ pub(crate) struct Router<'a> {
     load: Vec<f64>,
     /// DOWN marks per switch: (partition, nodes routed).
     marks: Vec<Vec<(u16, u32)>>,
+    /// Row width of `load`.
+    stride: usize,
     /// Policy of each partition index.
     policy: Vec<Isolation>,
     hop: Vec<u32>,
@@ -65,10 +78,39 @@ pub(crate) struct Router<'a> {
     cap: Vec<f64>,
     /// Whether the node being routed packs onto marked ports up to `cap`.
     packing: bool,
+    /// Switches with the same switches below them share a class (all
+    /// level-1 switches of a pod, say). Once one of them has handed routes
+    /// down at hop h, every switch below has a route of at most h + 1, so a
+    /// class member at hop ≥ h has nothing to hand down (ftree's trick):
+    /// per LID, the lowest hop a class was scanned at.
+    class: Vec<u32>,
+    class_hop: Vec<u32>,
+    class_stamp: Vec<u32>,
+    /// The LFT column of the LID being routed, per switch slot (written to
+    /// the tables 64 LIDs at a time: column writes across every switch's
+    /// table would miss the cache on each entry).
+    col: Vec<u8>,
+    pending: Vec<u8>,
+    pending_lids: Vec<Lid>,
 }
 
-fn port_ix(s: SwitchIx, p: PortNum) -> usize {
-    s as usize * 256 + p as usize
+/// "No port" in a column.
+const UNSET: u8 = 255;
+/// LIDs buffered before they are written to the tables.
+const BATCH: usize = 64;
+
+/// Row width of the per-port load array (switch ports 0..=254).
+fn stride(tree: &FatTree) -> usize {
+    tree.switches()
+        .map(|s| {
+            tree.up_groups(s)
+                .chain(tree.down_groups(s))
+                .flat_map(|g| g.ports.into_iter().map(|p| p.0 as usize + 1))
+                .max()
+                .unwrap_or(1)
+        })
+        .max()
+        .unwrap_or(1)
 }
 
 impl<'a> Router<'a> {
@@ -84,11 +126,13 @@ impl<'a> Router<'a> {
         let mut down = vec![Vec::new(); n];
         let mut node = vec![NodeId(0); n];
         let grp = |g: crate::fat_tree::PortGroup| match g.remote {
-            Remote::Switch(r) => Some(Grp {
+            Remote::Switch(r) if !g.ports.is_empty() => Some(Grp {
                 remote: r,
                 guid: tree.guid(r),
-                ports: g.ports,
+                first: g.ports[0],
+                rest: g.ports[1..].to_vec(),
             }),
+            Remote::Switch(_) => None,
             Remote::Ca { .. } => None,
         };
         for s in tree.switches() {
@@ -101,7 +145,8 @@ impl<'a> Router<'a> {
             up,
             down,
             node,
-            load: vec![0.0; n * 256],
+            load: vec![0.0; n * stride(tree)],
+            stride: stride(tree),
             marks: vec![Vec::new(); n],
             policy,
             hop: vec![0; n],
@@ -113,8 +158,30 @@ impl<'a> Router<'a> {
             relaxed: BTreeSet::new(),
             cap: Vec::new(),
             packing: false,
+            class: Vec::new(),
+            class_hop: Vec::new(),
+            class_stamp: Vec::new(),
+            col: vec![UNSET; n],
+            pending: Vec::with_capacity(n * BATCH),
+            pending_lids: Vec::with_capacity(BATCH),
         }
         .with_caps()
+        .with_classes()
+    }
+
+    fn with_classes(mut self) -> Self {
+        let mut ids: std::collections::HashMap<Vec<u32>, u32> = std::collections::HashMap::new();
+        let mut class = vec![u32::MAX; self.down.len()];
+        for (s, groups) in self.down.iter().enumerate() {
+            let mut below: Vec<u32> = groups.iter().map(|g| g.remote).collect();
+            below.sort_unstable();
+            let next = ids.len() as u32;
+            class[s] = *ids.entry(below).or_insert(next);
+        }
+        self.class_hop = vec![0; ids.len()];
+        self.class_stamp = vec![0; ids.len()];
+        self.class = class;
+        self
     }
 
     /// pFTree's `max` counter per switch: compute nodes in its subtree over
@@ -141,7 +208,7 @@ impl<'a> Router<'a> {
                     }
                 }
             }
-            let ups: usize = self.up[s as usize].iter().map(|g| g.ports.len()).sum();
+            let ups: usize = self.up[s as usize].iter().map(Grp::len).sum();
             if ups > 0 {
                 cap[s as usize] = below.div_ceil(ups) as f64;
             }
@@ -150,6 +217,12 @@ impl<'a> Router<'a> {
         self
     }
 
+    #[inline]
+    fn pix(&self, s: SwitchIx, p: PortNum) -> usize {
+        s as usize * self.stride + p as usize
+    }
+
+    #[inline]
     fn better(&self, s: SwitchIx, h: u32) -> bool {
         self.stamp[s as usize] != self.cur || self.hop[s as usize] > h
     }
@@ -160,14 +233,14 @@ impl<'a> Router<'a> {
     }
 
     fn group_load(&self, s: SwitchIx, g: &Grp) -> f64 {
-        g.ports.iter().map(|&(p, _)| self.load[port_ix(s, p)]).sum()
+        g.ports().map(|(p, _)| self.load[self.pix(s, p)]).sum()
     }
 
     /// The least-loaded port of a group (ties: lowest port).
     fn least_port(&self, s: SwitchIx, g: &Grp) -> (PortNum, PortNum) {
-        let mut best = g.ports[0];
-        for &pp in &g.ports[1..] {
-            if self.load[port_ix(s, pp.0)] < self.load[port_ix(s, best.0)] {
+        let mut best = g.first;
+        for &pp in &g.rest {
+            if self.load[self.pix(s, pp.0)] < self.load[self.pix(s, best.0)] {
                 best = pp;
             }
         }
@@ -179,6 +252,7 @@ impl<'a> Router<'a> {
         self.cur = self.cur.wrapping_add(1);
         if self.cur == 0 {
             self.stamp.fill(0);
+            self.class_stamp.fill(0);
             self.cur = 1;
         }
     }
@@ -201,9 +275,37 @@ impl<'a> Router<'a> {
     ) -> Result<(), RoutingError> {
         self.packing = packing;
         self.next_lid();
-        tables.set(self.node[leaf as usize], lid, leaf_port);
+        self.col[leaf as usize] = leaf_port;
         self.reach(leaf, 0);
-        self.ascend(tables, leaf, lid, true, part, weight)
+        self.ascend(tables, leaf, lid, true, part, weight)?;
+        self.finish(tables, lid);
+        Ok(())
+    }
+
+    /// Moves the finished column to the batch, writing a full batch out.
+    fn finish(&mut self, tables: &mut ForwardingTables, lid: Lid) {
+        self.pending.extend_from_slice(&self.col);
+        self.col.fill(UNSET);
+        self.pending_lids.push(lid);
+        if self.pending_lids.len() == BATCH {
+            self.flush(tables);
+        }
+    }
+
+    /// Writes the buffered columns into the tables, switch by switch.
+    pub(crate) fn flush(&mut self, tables: &mut ForwardingTables) {
+        let n = self.col.len();
+        for s in 0..n {
+            let node = self.node[s];
+            for (i, &lid) in self.pending_lids.iter().enumerate() {
+                let p = self.pending[i * n + s];
+                if p != UNSET {
+                    tables.set(node, lid, p);
+                }
+            }
+        }
+        self.pending.clear();
+        self.pending_lids.clear();
     }
 
     /// Routes a switch's own LID (uncounted, unmarked).
@@ -217,9 +319,11 @@ impl<'a> Router<'a> {
             return Ok(());
         }
         self.next_lid();
-        tables.set(self.node[s as usize], lid, 0);
+        self.col[s as usize] = 0;
         self.reach(s, 0);
-        self.ascend(tables, s, lid, false, None, 0.0)
+        self.ascend(tables, s, lid, false, None, 0.0)?;
+        self.finish(tables, lid);
+        Ok(())
     }
 
     fn ascend(
@@ -242,9 +346,10 @@ impl<'a> Router<'a> {
             let grp = &self.up[sw as usize][g];
             let r = grp.remote;
             let (lp, rp) = self.least_port(sw, grp);
-            tables.set(self.node[r as usize], lid, rp);
+            self.col[r as usize] = rp;
             self.reach(r, h);
-            self.load[port_ix(sw, lp)] += w;
+            let i = self.pix(sw, lp);
+            self.load[i] += w;
             if let Some(p) = part {
                 self.mark(r, p);
             }
@@ -263,7 +368,7 @@ impl<'a> Router<'a> {
                 continue;
             }
             let (_, rp) = self.least_port(sw, grp);
-            tables.set(self.node[r as usize], lid, rp);
+            self.col[r as usize] = rp;
             self.reach(r, h);
             self.ascend(tables, r, lid, false, part, w)?;
         }
@@ -280,7 +385,14 @@ impl<'a> Router<'a> {
         part: Option<u16>,
         w: f64,
     ) {
-        let h = self.hop[sw as usize] + 1;
+        let here = self.hop[sw as usize];
+        let c = self.class[sw as usize] as usize;
+        if self.class_stamp[c] == self.cur && self.class_hop[c] <= here {
+            return;
+        }
+        self.class_stamp[c] = self.cur;
+        self.class_hop[c] = here;
+        let h = here + 1;
         for g in 0..self.down[sw as usize].len() {
             let grp = &self.down[sw as usize][g];
             let r = grp.remote;
@@ -288,16 +400,17 @@ impl<'a> Router<'a> {
                 continue;
             }
             // The lower switch's port up to `sw`: least up-load on the lower side.
-            let mut best = grp.ports[0];
-            for &pp in &grp.ports[1..] {
-                if self.load[port_ix(sw, pp.0)] < self.load[port_ix(sw, best.0)] {
+            let mut best = grp.first;
+            for &pp in &grp.rest {
+                if self.load[self.pix(sw, pp.0)] < self.load[self.pix(sw, best.0)] {
                     best = pp;
                 }
             }
-            tables.set(self.node[r as usize], lid, best.1);
+            self.col[r as usize] = best.1;
             self.reach(r, h);
             if main {
-                self.load[port_ix(sw, best.0)] += w;
+                let i = self.pix(sw, best.0);
+                self.load[i] += w;
             }
             let _ = part;
             self.descend(tables, r, lid, main, part, w);
@@ -351,7 +464,7 @@ impl<'a> Router<'a> {
                 // Marked groups with room first (most nodes of the partition),
                 // then the least-loaded unmarked one with room.
                 let cap = self.cap[sw as usize];
-                let room = |i: usize, l: f64| l + 1.0 <= cap * groups[i].ports.len() as f64;
+                let room = |i: usize, l: f64| l + 1.0 <= cap * groups[i].len() as f64;
                 let mut best: Option<(u32, usize)> = None;
                 for &(l, _, i) in &order {
                     let r = groups[i].remote;
