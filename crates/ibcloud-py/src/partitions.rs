@@ -142,6 +142,7 @@ impl PyPartitionConfig {
 
     /// Partitions as tuples (name, pkey, isolation, sl, members, line).
     #[getter]
+    #[allow(clippy::type_complexity)]
     fn partitions(
         &self,
     ) -> Vec<(

@@ -277,7 +277,7 @@ impl<'a> Router<'a> {
         self.next_lid();
         self.col[leaf as usize] = leaf_port;
         self.reach(leaf, 0);
-        self.ascend(tables, leaf, lid, true, part, weight)?;
+        self.ascend(leaf, true, part, weight)?;
         self.finish(tables, lid);
         Ok(())
     }
@@ -321,21 +321,19 @@ impl<'a> Router<'a> {
         self.next_lid();
         self.col[s as usize] = 0;
         self.reach(s, 0);
-        self.ascend(tables, s, lid, false, None, 0.0)?;
+        self.ascend(s, false, None, 0.0)?;
         self.finish(tables, lid);
         Ok(())
     }
 
     fn ascend(
         &mut self,
-        tables: &mut ForwardingTables,
         sw: SwitchIx,
-        lid: Lid,
         main: bool,
         part: Option<u16>,
         w: f64,
     ) -> Result<(), RoutingError> {
-        self.descend(tables, sw, lid, main, part, w);
+        self.descend(sw, main, part, w);
         let n = self.up[sw as usize].len();
         if n == 0 {
             return Ok(());
@@ -353,7 +351,7 @@ impl<'a> Router<'a> {
             if let Some(p) = part {
                 self.mark(r, p);
             }
-            self.ascend(tables, r, lid, true, part, w)?;
+            self.ascend(r, true, part, w)?;
             Some(g)
         } else {
             None
@@ -370,7 +368,7 @@ impl<'a> Router<'a> {
             let (_, rp) = self.least_port(sw, grp);
             self.col[r as usize] = rp;
             self.reach(r, h);
-            self.ascend(tables, r, lid, false, part, w)?;
+            self.ascend(r, false, part, w)?;
         }
         Ok(())
     }
@@ -378,9 +376,7 @@ impl<'a> Router<'a> {
     /// Alg. 4 (D5): a route up to `sw` on every lower switch without one.
     fn descend(
         &mut self,
-        tables: &mut ForwardingTables,
         sw: SwitchIx,
-        lid: Lid,
         main: bool,
         part: Option<u16>,
         w: f64,
@@ -413,7 +409,7 @@ impl<'a> Router<'a> {
                 self.load[i] += w;
             }
             let _ = part;
-            self.descend(tables, r, lid, main, part, w);
+            self.descend(r, main, part, w);
         }
     }
 
