@@ -349,6 +349,11 @@ impl PartitionConfig {
             .lid_ports()
             .map(|(r, p)| (r, p.guid, p.lid, fabric.node(r.node).kind))
             .collect();
+        let by_guid: std::collections::HashMap<Guid, usize> = end_ports
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.1, i))
+            .collect();
         for (index, p) in self.partitions.iter().enumerate() {
             let pkey = match p.pkey {
                 Some(k) => k,
@@ -386,7 +391,7 @@ impl PartitionConfig {
                 let ms = m.membership.unwrap_or(def);
                 let kinds: &[NodeKind] = match m.spec {
                     MemberSpec::Guid(g) => {
-                        match end_ports.iter().find(|e| e.1 == g) {
+                        match by_guid.get(&g).map(|&i| &end_ports[i]) {
                             Some(&(r, g, l, kind)) if kind != NodeKind::Switch => add(r, g, l, ms),
                             Some(_) => {}
                             None => {

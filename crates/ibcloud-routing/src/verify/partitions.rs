@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::partitions::{GlobalPolicy, Isolation, Partitions};
 use ibcloud_fabric::{Fabric, Guid, PortNum, PortRef};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Net, TO_ENDPOINT, UNCABLED};
@@ -74,50 +75,86 @@ pub fn link_usage(
         }
     }
     let at: HashMap<PortRef, u32> = net.sources.iter().map(|s| (s.port, s.switch)).collect();
-    let mut flows = vec![0u32; channels.len() * np.max(1)];
-    let mut broken = 0u64;
     let limit = net.switches.len() + 1;
     // Per destination, the switches already known to reach it: a walk
     // stops there, so each destination costs O(switches), not O(sources).
-    let mut seen = vec![0u32; net.switches.len()];
-    let mut stamp = 0u32;
+    // Sources are taken per switch (a partition's members on one leaf share
+    // their walk), destinations in LID order (neighbouring LIDs share the
+    // tables' cache lines).
+    let mut any_src: Vec<Vec<u32>> = Vec::with_capacity(np);
+    let mut full_src: Vec<Vec<u32>> = Vec::with_capacity(np);
+    let mut dests: Vec<(u16, u32, usize, bool)> = Vec::new();
     for (pi, p) in partitions.partitions.iter().enumerate() {
-        let members: Vec<(u32, u16, bool)> = p
-            .members
-            .iter()
-            .filter_map(|&(r, _, l, m)| at.get(&r).map(|&sw| (sw, l.0, m.is_full())))
-            .collect();
-        for (di, &(dsw, dlid, dfull)) in members.iter().enumerate() {
-            stamp += 1;
-            seen[dsw as usize] = stamp;
-            for (si, &(ssw, _, sfull)) in members.iter().enumerate() {
-                if si == di || !(sfull || dfull) {
-                    continue;
-                }
-                let mut sw = ssw;
-                let mut steps = 0;
-                while seen[sw as usize] != stamp {
-                    seen[sw as usize] = stamp;
-                    let port = net.lft[sw as usize]
-                        .get(dlid as usize)
-                        .copied()
-                        .unwrap_or(255);
-                    let c = net.chan_base[sw as usize] as usize + port as usize;
-                    if port == 255 || c >= net.chan_base[sw as usize + 1] as usize {
-                        broken += 1;
-                        break;
+        let mut any: Vec<u32> = Vec::new();
+        let mut full: Vec<u32> = Vec::new();
+        for &(r, _, l, m) in &p.members {
+            let Some(&sw) = at.get(&r) else { continue };
+            any.push(sw);
+            if m.is_full() {
+                full.push(sw);
+            }
+            dests.push((l.0, sw, pi, m.is_full()));
+        }
+        any.sort_unstable();
+        any.dedup();
+        full.sort_unstable();
+        full.dedup();
+        any_src.push(any);
+        full_src.push(full);
+    }
+    dests.sort_unstable_by_key(|d| (d.0, d.2));
+    // Destinations in a few contiguous chunks over the threads; counts are
+    // sums, so the result does not depend on the number of threads.
+    let nch = channels.len();
+    let chunk = dests.len() / (rayon::current_num_threads() * 2).max(1) + 1;
+    let parts: Vec<(Vec<u32>, u64)> = dests
+        .par_chunks(chunk)
+        .map(|block| {
+            let mut flows = vec![0u32; nch * np.max(1)];
+            let mut broken = 0u64;
+            let mut seen = vec![0u32; net.switches.len()];
+            let mut stamp = 0u32;
+            for &(dlid, dsw, pi, dfull) in block {
+                // A limited destination hears only full members. Members on
+                // the destination's own switch need no link (marked seen).
+                let sources = if dfull { &any_src[pi] } else { &full_src[pi] };
+                stamp += 1;
+                seen[dsw as usize] = stamp;
+                for &ssw in sources {
+                    let mut sw = ssw;
+                    let mut steps = 0;
+                    while seen[sw as usize] != stamp {
+                        seen[sw as usize] = stamp;
+                        let port = net.lft[sw as usize]
+                            .get(dlid as usize)
+                            .copied()
+                            .unwrap_or(255);
+                        let c = net.chan_base[sw as usize] as usize + port as usize;
+                        if port == 255 || c >= net.chan_base[sw as usize + 1] as usize {
+                            broken += 1;
+                            break;
+                        }
+                        let next = net.next[c];
+                        if next == UNCABLED || next == TO_ENDPOINT || steps > limit {
+                            broken += 1;
+                            break;
+                        }
+                        flows[c * np + pi] += 1;
+                        sw = next;
+                        steps += 1;
                     }
-                    let next = net.next[c];
-                    if next == UNCABLED || next == TO_ENDPOINT || steps > limit {
-                        broken += 1;
-                        break;
-                    }
-                    flows[c * np + pi] += 1;
-                    sw = next;
-                    steps += 1;
                 }
             }
+            (flows, broken)
+        })
+        .collect();
+    let mut flows = vec![0u32; nch * np.max(1)];
+    let mut broken = 0u64;
+    for (f, b) in parts {
+        for (x, y) in flows.iter_mut().zip(f) {
+            *x += y;
         }
+        broken += b;
     }
     LinkUsage {
         num_partitions: np,

@@ -219,7 +219,15 @@ impl Pftree {
                 1.0
             };
             let packing = phy_first && slot.part.is_some() && slot.policy == Isolation::Phy;
-            router.route_cn(&mut tables, *leaf, cn.lid, cn.leaf_port, slot.part, w, packing)?;
+            router.route_cn(
+                &mut tables,
+                *leaf,
+                cn.lid,
+                cn.leaf_port,
+                slot.part,
+                w,
+                packing,
+            )?;
         }
         for s in tree.switches() {
             router.route_switch(&mut tables, s)?;

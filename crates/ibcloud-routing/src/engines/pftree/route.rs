@@ -374,13 +374,7 @@ impl<'a> Router<'a> {
     }
 
     /// Alg. 4 (D5): a route up to `sw` on every lower switch without one.
-    fn descend(
-        &mut self,
-        sw: SwitchIx,
-        main: bool,
-        part: Option<u16>,
-        w: f64,
-    ) {
+    fn descend(&mut self, sw: SwitchIx, main: bool, part: Option<u16>, w: f64) {
         let here = self.hop[sw as usize];
         let c = self.class[sw as usize] as usize;
         if self.class_stamp[c] == self.cur && self.class_hop[c] <= here {
