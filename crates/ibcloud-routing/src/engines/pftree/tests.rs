@@ -390,3 +390,74 @@ fn registry_has_the_three_engines() {
         assert!(v.ok(), "{v:?}");
     }
 }
+
+#[test]
+fn d3_literal_exclusion_lets_phy_partitions_meet_corrected_does_not() {
+    // Three phy partitions, one node per leaf each, two roots.
+    let (f, n) = two_level(2, &[3, 3]);
+    let parts: Vec<Vec<Guid>> = (0..3).map(|k| vec![n[0][k], n[1][k]]).collect();
+    let c = conf(&[
+        ("A", &parts[0], Isolation::Phy),
+        ("B", &parts[1], Isolation::Phy),
+        ("C", &parts[2], Isolation::Phy),
+    ]);
+    let opts = |variant| EngineOptions {
+        partitions: Some(c.clone()),
+        isolation: Some(GlobalPolicy::BestEffort),
+        pftree_variant: variant,
+        ..Default::default()
+    };
+    // Printed rule: phy excludes only higher priorities (none), so the third
+    // partition silently joins a root; only the validator notices.
+    let literal = PftreeVariant {
+        literal_exclusion: true,
+        ..Default::default()
+    };
+    let out = run(Flavor::Ext, &f, opts(literal));
+    assert!(!out.report.ok());
+    assert!(!out.warnings.iter().any(|w| w.contains("could not avoid")));
+    assert_eq!(out.variant, "literal-exclusion");
+    // Corrected rule: every up-port is excluded for the third (D1), named as such.
+    let out = run(Flavor::Ext, &f, opts(PftreeVariant::default()));
+    assert!(
+        out.warnings.iter().any(|w| w.contains("could not avoid")),
+        "{:?}",
+        out.warnings
+    );
+}
+
+#[test]
+fn marks_only_shares_where_alg2_isolates() {
+    // L1 and L2: a, b in P1 then c, d in P2 (port order), two roots.
+    let (f, n) = two_level(2, &[4, 4]);
+    let p1 = [n[0][0], n[0][1], n[1][0], n[1][1]];
+    let p2 = [n[0][2], n[0][3], n[1][2], n[1][3]];
+    let o = |variant| EngineOptions {
+        partitions: Some(conf(&[
+            ("P1", &p1, Isolation::Def),
+            ("P2", &p2, Isolation::Def),
+        ])),
+        pftree_variant: variant,
+        ..Default::default()
+    };
+    // Alg. 2 orders a, c, b, d: a R1, c R2, b follows P1's mark, d P2's.
+    let with_order = run(Flavor::Base, &f, o(PftreeVariant::default()));
+    assert_eq!(labels(&f, &with_order, &n[0]), ["R1", "R1", "R2", "R2"]);
+    assert!(with_order
+        .report
+        .partitions
+        .iter()
+        .all(|p| p.shared.is_empty()));
+    // Marks only, port order: a R1, b R2 (balance first), c and d split too.
+    let marks = run(
+        Flavor::Base,
+        &f,
+        o(PftreeVariant {
+            marks_only: true,
+            ..Default::default()
+        }),
+    );
+    assert_eq!(marks.variant, "marks-only");
+    assert_eq!(labels(&f, &marks, &n[0]), ["R1", "R2", "R1", "R2"]);
+    assert!(marks.report.partitions.iter().all(|p| !p.shared.is_empty()));
+}
