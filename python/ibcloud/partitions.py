@@ -51,6 +51,7 @@ __all__ = [
     "interference",
     "leaf_nodes",
     "learn_weights",
+    "partition_delays",
     "read_weights",
     "route",
     "victim_delays",
@@ -473,6 +474,45 @@ def victim_delays(
     """
     delays, _ = _native.victim_delays(tables._native, list(victims), victim_pattern, list(noise), noise_pattern, runs, seed)
     return list(delays)
+
+
+def partition_delays(
+    fabric: "Fabric",
+    tables: ForwardingTables,
+    partitions: PartitionConfig,
+    pattern: str = "bisect",
+    noise: str = "shift",
+    *,
+    runs: int = 20,
+    seed: int = 1,
+) -> "pandas.DataFrame":
+    """dep_max_delay per partition: each routed partition in turn runs
+    ``pattern`` while all other partitions' members run ``noise`` together.
+    One row per partition: ``partition``, ``members``, ``min``, ``avg``, ``max``.
+
+    >>> from ibcloud import Fabric
+    >>> f = Fabric.generate("XGFT(2;8,4;1,4)")
+    >>> leaves = leaf_nodes(f)
+    >>> conf = PartitionConfig.build([
+    ...     Partition("v", 1, "phy", None, [(hex(g), "full") for leaf in leaves for _, g in leaf[:2]]),
+    ...     Partition("o", 2, None, None, [(hex(g), "full") for leaf in leaves for _, g in leaf[2:]])])
+    >>> df = partition_delays(f, route(f, "pftree-ext", conf).tables, conf, "gather", runs=3)
+    >>> df[["partition", "members", "max"]].values.tolist()
+    [['v', 8, 7.0], ['o', 24, 23.0]]
+    """
+    import pandas
+
+    members, _ = partitions.resolve(fabric)
+    rows = []
+    names = list(dict.fromkeys(members["partition"]))
+    for name in names:
+        mine = members[members["partition"] == name]["lid"].tolist()
+        others = sorted(set(members[members["partition"] != name]["lid"]) - set(mine))
+        if len(mine) < 2:
+            continue
+        d = victim_delays(tables, mine, pattern, others, noise if len(others) > 1 else "null", runs=runs, seed=seed)
+        rows.append({"partition": name, "members": len(mine), "min": min(d), "avg": sum(d) / len(d), "max": max(d)})
+    return pandas.DataFrame(rows, columns=["partition", "members", "min", "avg", "max"])
 
 
 def contention(tables: ForwardingTables, endpoints: Sequence[int], receivers: Sequence[int]) -> Dict[str, int]:
