@@ -457,7 +457,11 @@ pub(crate) fn interference(
         "intra" => FlowSet::Intra,
         "all-src" => FlowSet::AllBySource,
         "all-dst" => FlowSet::AllByDestination,
-        o => return Err(value_error(format!("unknown flow set '{o}' (intra, all-src, all-dst)"))),
+        o => {
+            return Err(value_error(format!(
+                "unknown flow set '{o}' (intra, all-src, all-dst)"
+            )))
+        }
     };
     let (fabric, inner) = (&tables.fabric, &tables.inner);
     Ok(detached(py, || -> Result<_, PyIbcloudErr> {
