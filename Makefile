@@ -32,7 +32,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -104,3 +104,7 @@ clean:
 bench-reconfig: $(STAMPS)/venv
 	uptime
 	cargo run --release -p ibcloud-reconfig --example reconfig_speed -- ft11664 3
+
+# pftree-ext with 8 partitions vs plain ftree on ft11664, same run (target: within 2x)
+bench-pftree: build
+	$(VPY) bench/pftree_vs_ftree.py --repeat 5

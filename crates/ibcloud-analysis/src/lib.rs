@@ -36,6 +36,7 @@ mod endpoints;
 mod error;
 mod metrics;
 mod order;
+pub mod partition;
 mod paths;
 mod patterns;
 mod result;

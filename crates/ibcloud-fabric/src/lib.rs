@@ -28,6 +28,7 @@ mod ids;
 pub mod lft;
 pub mod lids;
 mod model;
+pub mod partitions;
 pub mod summary;
 
 pub use error::{FabricError, LidError, Location, ParseError, Result, TopologyError};

@@ -21,6 +21,7 @@ mod lft;
 mod lids;
 mod reconfig;
 mod netsim;
+mod partitions;
 mod routing;
 mod summary;
 
@@ -69,5 +70,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cloud::register(m)?;
     reconfig::register(m)?;
     netsim::register(m)?;
+    partitions::register(m)?;
     Ok(())
 }

@@ -41,6 +41,16 @@ pub struct EngineOptions {
     /// LIDs, possibly only some of them; ftree routes each leaf's nodes in
     /// the slots this order gives them (`ftree::leaf_slots`).
     pub node_order: Option<Vec<ibcloud_fabric::Lid>>,
+    /// Partitions for the partition-aware engines (pftree, pftree-ext,
+    /// pftree-wt), as read from OpenSM's partitions.conf.
+    pub partitions: Option<ibcloud_fabric::partitions::PartitionConfig>,
+    /// pFTree-Ext's global policy; overrides the file's `global_isolation`
+    /// (best-effort when neither says).
+    pub isolation: Option<ibcloud_fabric::partitions::GlobalPolicy>,
+    /// pFTree-Wt node weights by CA port GUID (others weigh 1).
+    pub node_weights: Option<Vec<(Guid, f64)>>,
+    /// pFTree's corrected or literal readings of the printed pseudocode.
+    pub pftree_variant: crate::engines::pftree::PftreeVariant,
 }
 
 /// Why a fabric could not be routed.

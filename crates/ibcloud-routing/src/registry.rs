@@ -36,6 +36,21 @@ const ENGINES: &[(&str, &str, Constructor)] = &[
         "LAyered SHortest path: minimal paths, virtual layers against deadlocks",
         |o| Ok(Box::new(crate::engines::lash::Lash::new(o)?)),
     ),
+    (
+        "pftree",
+        "partition-aware fat-tree routing (seed 002): partitions on separate links, VLs where they share",
+        crate::engines::pftree::Pftree::base,
+    ),
+    (
+        "pftree-ext",
+        "pFTree-Ext: per-partition isolation policies (phy, vlane, def), strict or best-effort",
+        crate::engines::pftree::Pftree::ext,
+    ),
+    (
+        "pftree-wt",
+        "pFTree-Wt: partition-aware fat-tree routing balanced by node traffic weights",
+        crate::engines::pftree::Pftree::wt,
+    ),
 ];
 
 /// Names of the registered engines, in registry order.

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import analyze, consolidate, event, reproduce, route, run, sim, topo, verify
+    from ibcloud.cli import analyze, consolidate, event, partitions, reproduce, route, run, sim, topo, verify
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.register(commands)
     event.register(commands)
     sim.register(commands)
+    partitions.register(commands)
     return parser
 
 

@@ -31,6 +31,8 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
               "Paper VI: workload delay as a QoS metric; utilisation- vs delay-based VM consolidation"),
     "reconfig": ("ibcloud.reconfig_reproduction",
                  "Papers III/IV: sub-tree reconfiguration, NoFTree, SlimUpdate, metabase-aided routing"),
+    "pftree": ("ibcloud.pftree.reproduction",
+               "Seed 002: pFTree, pFTree-Ext isolation and pFTree-Wt balance (Figs. 10-11, 13-15, Table 4)"),
 }
 
 

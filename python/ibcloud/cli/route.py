@@ -9,6 +9,12 @@
 * ``route --compare A B [--fabric FABRIC]`` prints, per switch, the entries and
   64-LID blocks (SMPs) in which two table sets differ; exit status 1 when they
   differ. Dumps need ``--fabric``; native files carry their fabric.
+* ``route FABRIC --engine pftree-ext --partitions partitions.conf
+  [--isolation strict|best-effort] [--weights FILE] [--variant SWITCH]``
+  routes partition-aware (``pftree``, ``pftree-ext``, ``pftree-wt``; see
+  docs/pftree.md) and prints each partition's links, shared links and VL;
+  ``--qos-dir DIR`` writes partitions.conf with the SLs, opensm-qos.conf and
+  qos-policy.conf for OpenSM, ``--psl``/``--sl2vl-dump`` ibdmchk's inputs.
 
 >>> from ibcloud.cli.main import main
 >>> main(["route", "--list"])  # doctest: +ELLIPSIS
@@ -37,6 +43,12 @@ def _route(args: argparse.Namespace) -> ExitStatus:
     fabric, label = _load(args.fabric, args.format)
     if args.lids:
         fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
+    if args.engine.startswith("pftree"):
+        if args.order or args.order_by_traffic:
+            raise RoutingError("--order and --order-by-traffic need --engine noftree")
+        return _route_partitioned(args, fabric, label)
+    if args.partitions or args.weights or args.isolation:
+        raise RoutingError(f"--partitions, --weights and --isolation are for the pftree engines, not {args.engine}")
     if args.order or args.order_by_traffic:
         from ibcloud.reconfig import noftree, order_by_traffic, read_order
 
@@ -77,6 +89,56 @@ def _route(args: argparse.Namespace) -> ExitStatus:
             f"{label}: {args.engine} routed {report['switches']} switches x {fabric.max_lid} LIDs "
             f"in {routing.seconds * 1000:.1f} ms; {unrouted} entries unrouted; {report['sls']} SL(s)"
         )
+        if args.output:
+            print(f"wrote {args.output} ({report['output_format']})")
+    return ExitStatus.SUCCESS
+
+
+def _route_partitioned(args: argparse.Namespace, fabric: Fabric, label: str) -> ExitStatus:
+    """Route with a pftree engine and report the partitions."""
+    import sys
+
+    from ibcloud import partitions as pt
+
+    conf = pt.PartitionConfig.read(args.partitions) if args.partitions else None
+    routing = pt.route(
+        fabric, args.engine, conf, isolation=args.isolation,
+        weights=pt.read_weights(args.weights) if args.weights else None,
+        max_vls=args.max_vls, variant=args.variant or ["corrected"],
+        roots=read_guid_list(args.roots) if args.roots else None,
+    )
+    report: Dict[str, Any] = {
+        "fabric": label, "engine": args.engine, "variant": routing.variant,
+        "seconds": round(routing.seconds, 6), "switches": routing.tables.num_switches,
+        "unrouted_entries": routing.tables.unrouted(), "vls": routing.vls,
+        "partitions": routing.report["partitions"], "violations": routing.report["violations"],
+        "warnings": (conf.warnings if conf else []) + routing.warnings,
+    }
+    if args.output:
+        report["output"] = str(args.output)
+        report["output_format"] = write_tables(routing.tables, args.output)
+    if args.path_sls and routing.path_sls is not None:
+        routing.path_sls.write(args.path_sls)
+        report["path_sls"] = str(args.path_sls)
+    if args.psl or args.sl2vl_dump:
+        if not (args.psl and args.sl2vl_dump):
+            raise RoutingError("--psl and --sl2vl-dump go together")
+        report["ibdmchk_files"] = pt.write_ibdmchk_files(routing, args.psl, args.sl2vl_dump)
+    if args.qos_dir:
+        qos = Path(args.qos_dir)
+        qos.mkdir(parents=True, exist_ok=True)
+        if conf is not None:
+            routing.configured(conf).write(qos / "partitions.conf")
+        pt.write_qos(routing.pkey_sls(), qos, max_vls=args.max_vls or 8)
+        report["qos_dir"] = str(qos)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{label}: {args.engine} ({routing.variant}) routed {report['switches']} switches "
+              f"in {routing.seconds * 1000:.1f} ms; {report['unrouted_entries']} entries unrouted")
+        print(routing.frame().to_string(index=False))
+        for w in report["warnings"]:
+            print(f"warning: {w}", file=sys.stderr)
         if args.output:
             print(f"wrote {args.output} ({report['output_format']})")
     return ExitStatus.SUCCESS
@@ -145,6 +207,15 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--path-sls", metavar="FILE", help="write the path SLs (dfsssp, lash) as ibcloud-path-sls.dump")
     cmd.add_argument("--order", metavar="FILE", help="noftree: node order (GUID/LID list, ftree CA-order dump)")
     cmd.add_argument("--order-by-traffic", metavar="PATTERN", help="noftree: nodes ranked by the traffic PATTERN sends")
+    cmd.add_argument("--partitions", metavar="FILE", help="OpenSM partitions.conf (pftree engines)")
+    cmd.add_argument("--isolation", choices=["strict", "best-effort"], help="pFTree-Ext global policy (overrides the file)")
+    cmd.add_argument("--weights", metavar="FILE", help="node weights, 'PORT_GUID WEIGHT' per line (pftree-wt)")
+    cmd.add_argument("--variant", action="append", metavar="SWITCH",
+                     help="pftree reading: corrected (default), literal, or literal-marking, literal-exclusion, "
+                          "leaf-by-leaf, alg2-return, vl-for-def, marks-only (repeatable)")
+    cmd.add_argument("--qos-dir", metavar="DIR", help="write partitions.conf with SLs and OpenSM QoS files here (pftree)")
+    cmd.add_argument("--psl", metavar="FILE", help="write ibdmchk's path-SL file (pftree, with --sl2vl-dump)")
+    cmd.add_argument("--sl2vl-dump", metavar="FILE", help="write an opensm-sl2vl.dump for ibdmchk (pftree)")
     cmd.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two table files instead of routing")
     cmd.add_argument("--fabric", dest="fabric_for_compare", metavar="FABRIC",
                      help="the fabric of the tables compared (needed for opensm-lfts.dump files)")

@@ -9,6 +9,7 @@
 //! | OpenSM `opensm-lfts.dump` (tables) | [`lfts_dump`] | yes | yes |
 //! | OpenSM `guid2lid` (LIDs) | [`guid2lid`] | yes | yes |
 //! | OpenSM `opensm.fdbs` (tables for ibdmchk), `ibroute` output | [`fdbs`] | yes | yes (fdbs) |
+//! | OpenSM `partitions.conf`, QoS options | [`partitions_conf`] | yes | yes |
 //!
 //! Text readers report problems as `file:line: problem` ([`ParseError`]).
 
@@ -19,6 +20,7 @@ pub mod ibsim;
 pub mod lfts_dump;
 pub mod native;
 pub mod node_order;
+pub mod partitions_conf;
 pub mod subnet_lst;
 pub(crate) mod text;
 

@@ -4,5 +4,6 @@ pub mod dfsssp;
 pub mod ftree;
 pub mod lash;
 pub mod minhop;
+pub mod pftree;
 mod ucast_mgr;
 pub mod updn;

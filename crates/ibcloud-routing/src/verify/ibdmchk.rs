@@ -33,3 +33,49 @@ pub fn write_psl(fabric: &Fabric, path_sls: &PathSls, out: &mut impl Write) -> i
     }
     Ok(())
 }
+
+/// Writes the SL2VL tables for ibdmchk's `-d` in its own line form,
+/// `0x<node GUID> <in port> <out port> 0x(sl0)(sl1) … 0x(sl14)(sl15)`
+/// (ibdm also reads OpenSM's `opensm-sl2vl.dump`): the same table for
+/// every (input, output) pair of cabled switch ports and for each cabled CA
+/// port (input 0).
+pub fn write_sl2vl(
+    fabric: &Fabric,
+    sl2vl: &crate::sl::Sl2Vl,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    use ibcloud_fabric::{NodeKind, PortRef};
+    let bytes: Vec<String> = (0..8u8)
+        .map(|k| {
+            format!(
+                "0x{:x}{:x}",
+                sl2vl.vl(2 * k) & 0xF,
+                sl2vl.vl(2 * k + 1) & 0xF
+            )
+        })
+        .collect();
+    let row = bytes.join(" ");
+    for (id, node) in fabric.iter_nodes() {
+        let n = node.num_ports;
+        let cabled: Vec<u8> = (1..=n)
+            .filter(|&p| {
+                fabric
+                    .port(PortRef::new(id, p))
+                    .is_some_and(|x| x.remote.is_some())
+            })
+            .collect();
+        let guid = node.guid.0;
+        if node.kind == NodeKind::Switch {
+            for &o in &cabled {
+                for i in 0..=n {
+                    writeln!(out, "0x{guid:016x} {i} {o} {row}")?;
+                }
+            }
+        } else {
+            for &o in &cabled {
+                writeln!(out, "0x{guid:016x} 0 {o} {row}")?;
+            }
+        }
+    }
+    Ok(())
+}

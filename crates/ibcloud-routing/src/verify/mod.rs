@@ -31,6 +31,7 @@
 
 mod credit_loops;
 pub mod ibdmchk;
+pub mod partitions;
 mod reachability;
 mod report;
 #[cfg(test)]

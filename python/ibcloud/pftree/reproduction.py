@@ -1,0 +1,537 @@
+"""``ibcloud reproduce pftree``: seed 002's ORCS experiments on the Table 3
+trees, ours beside the paper's.
+
+What it runs, per XGFT(2; m1, m2; 1, w2) of Table 3 and per victim draw
+(a quarter of the nodes, evenly spread over the leaves, the ``phy``
+partition; everyone else the interfering ``def`` partition):
+
+* **Fig. 10 / Table 4** — ``dep_max_delay`` of the victim running bisect,
+  bisect_fb_sym, gather, scatter and all-to-all (shift) while the
+  interfering partition is silent (``null``) or runs all-to-all, on the
+  tables of ``pftree`` (corrected), ``pftree`` with marks only (no Alg. 2
+  ordering), ``pftree-ext`` and partition-oblivious ``ftree``;
+* **Fig. 11** — EBB of the interfering partition's bisect with the victims idle;
+* **Figs. 13–15** — pFTree-Wt against pFTree: receivers (weight 100) drawn
+  from the victims evenly over the leaves, swept from 1 to all victims;
+  up/down contention, contended links and interference (intra-partition
+  flows on shared links; the calibration of that reading is part of the
+  output).
+
+Then the checks C1–C8 of docs/reproductions/pftree.md. Writes ``delays.csv``,
+``ebb.csv``, ``contention.csv``, ``calibration.csv``, ``summary.json`` and the
+figures to ``--out`` (default ``out/reproductions/pftree``). ``--runs`` and
+``--draws`` set the effort (defaults 20 and 2; ``--full``: 200 and 5).
+Exit status 1 when a check fails.
+
+>>> rep = reproduce(sizes=[32], runs=2, draws=1, sweep=2, out=None, plots=False)
+>>> [c.id for c in rep.checks][:3]
+['C1', 'C2', 'C3']
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import pandas as pd
+
+from ibcloud.analysis import analyze
+from ibcloud.fabric import Fabric
+from ibcloud.partitions import (
+    Partition,
+    PartitionConfig,
+    contention,
+    interference,
+    leaf_nodes,
+    route,
+    victim_delays,
+)
+from ibcloud.pftree import paper
+from ibcloud.routing import route as plain_route
+
+__all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT"]
+
+#: One line for ``ibcloud reproduce --list``.
+DESCRIPTION = "Seed 002: pFTree, pFTree-Ext isolation and pFTree-Wt balance (Fig. 10-11, 13-15, Table 4)"
+#: Where results go unless ``--out`` says otherwise.
+DEFAULT_OUT = Path("out") / "reproductions" / "pftree"
+
+PATTERNS = ["bisect", "bisect_fb_sym", "gather", "scatter", "alltoall"]
+#: Engines of the delay experiment: label -> (engine, variant).
+ENGINES = {
+    "ftree": ("ftree", None),
+    "pftree": ("pftree", "corrected"),
+    "pftree-marks": ("pftree", "marks-only"),
+    "pftree-ext": ("pftree-ext", "corrected"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One claim of the paper and whether our run shows it.
+
+    >>> Check("C1", "phy shares no link", True, "9/9 trees").mark
+    'ok'
+    """
+
+    id: str
+    claim: str
+    passed: bool
+    detail: str
+
+    @property
+    def mark(self) -> str:
+        """``ok`` or ``FAIL``.
+
+        >>> Check("C9", "x", False, "").mark
+        'FAIL'
+        """
+        return "ok" if self.passed else "FAIL"
+
+
+@dataclasses.dataclass
+class Reproduction:
+    """Everything one run produced.
+
+    >>> rep = reproduce(sizes=[32], runs=2, draws=1, sweep=2, out=None, plots=False)
+    >>> sorted(rep.delays.columns)[:3]
+    ['avg', 'draw', 'engine']
+    """
+
+    settings: Dict[str, Any]
+    delays: pd.DataFrame
+    ebb: pd.DataFrame
+    contention: pd.DataFrame
+    calibration: pd.DataFrame
+    isolation: pd.DataFrame
+    checks: List[Check]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check passed.
+
+        >>> Reproduction({}, *(pd.DataFrame(),) * 5, [], 0.0).ok
+        True
+        """
+        return all(c.passed for c in self.checks)
+
+    def table4(self) -> pd.DataFrame:
+        """Table 4 (alltoall noise) for 128/192/256 nodes: ours beside the paper's.
+
+        >>> rep = reproduce(sizes=[32], runs=2, draws=1, sweep=2, out=None, plots=False)
+        >>> rep.table4().empty
+        True
+        """
+        rows = []
+        noisy = self.delays[self.delays.noise == "alltoall"]
+        for (nodes, pattern), want in paper.TABLE4.items():
+            sel = noisy[(noisy.nodes == nodes) & (noisy.pattern == pattern)]
+            if sel.empty:
+                continue
+            row: Dict[str, Any] = {"nodes": nodes, "pattern": pattern}
+            for label in ("pftree", "pftree-marks", "ftree", "pftree-ext"):
+                s = sel[sel.engine == label]
+                if not s.empty:
+                    row[label] = f"{s['min'].min():g}/{(s['avg'] * s['runs']).sum() / s['runs'].sum():.1f}/{s['max'].max():g}"
+            row["paper pFTree"] = "/".join(f"{v:g}" for v in want["pftree"])
+            row["paper -Ext"] = "/".join(f"{v:g}" for v in want["ext"])
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def as_dict(self) -> Dict[str, Any]:
+        """JSON-ready results.
+
+        >>> rep = reproduce(sizes=[32], runs=2, draws=1, sweep=2, out=None, plots=False)
+        >>> sorted(rep.as_dict())[:3]
+        ['calibration', 'checks', 'contention']
+        """
+        return {
+            "settings": self.settings,
+            "seconds": round(self.seconds, 2),
+            "delays": self.delays.to_dict(orient="records"),
+            "table4": self.table4().to_dict(orient="records"),
+            "ebb": self.ebb.to_dict(orient="records"),
+            "contention": self.contention.to_dict(orient="records"),
+            "calibration": self.calibration.to_dict(orient="records"),
+            "isolation": self.isolation.to_dict(orient="records"),
+            "checks": [dataclasses.asdict(c) | {"mark": c.mark} for c in self.checks],
+        }
+
+
+def _draw(fabric: Fabric, rng: random.Random) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int]], List[List[Tuple[int, int]]]]:
+    """Victims: a quarter of every leaf, at random; (victims, others, victims per leaf)."""
+    victims, others, per_leaf = [], [], []
+    for leaf in leaf_nodes(fabric):
+        pick = set(rng.sample(range(len(leaf)), len(leaf) // 4))
+        mine = [n for i, n in enumerate(leaf) if i in pick]
+        per_leaf.append(mine)
+        victims += mine
+        others += [n for i, n in enumerate(leaf) if i not in pick]
+    return victims, others, per_leaf
+
+
+def _config(victims, others) -> PartitionConfig:
+    return PartitionConfig.build([
+        Partition("victims", 0x0001, "phy", None, [(hex(g), "full") for _, g in victims]),
+        Partition("tenants", 0x0002, "def", None, [(hex(g), "full") for _, g in others]),
+    ])
+
+
+def _tables(fabric: Fabric, conf: PartitionConfig, label: str, weights=None):
+    engine, variant = ENGINES[label]
+    if engine == "ftree":
+        return plain_route(fabric, "ftree").tables
+    return route(fabric, engine, conf, variant=variant, weights=weights).tables
+
+
+def _stats(values: Sequence[float]) -> Dict[str, float]:
+    return {"min": min(values), "avg": sum(values) / len(values), "max": max(values), "runs": len(values)}
+
+
+def _receivers(per_leaf: List[List[Tuple[int, int]]], count: int, rng: random.Random) -> List[int]:
+    """``count`` victim GUIDs, spread over the leaves as evenly as possible."""
+    pools = [rng.sample(leaf, len(leaf)) for leaf in per_leaf]
+    out: List[int] = []
+    k = 0
+    while len(out) < count:
+        pool = pools[k % len(pools)]
+        if pool:
+            out.append(pool.pop()[1])
+        k += 1
+    return out
+
+
+def reproduce(
+    sizes: Optional[Sequence[int]] = None,
+    runs: int = 20,
+    draws: int = 2,
+    sweep: int = 8,
+    seed: int = 1,
+    out: Optional[Path] = DEFAULT_OUT,
+    plots: bool = True,
+) -> Reproduction:
+    """Runs the experiments on the Table 3 trees with ``sizes`` nodes (all by
+    default); ``runs`` random rank orders per pattern, ``draws`` victim
+    placements, ``sweep`` receiver counts per tree (0: every count).
+
+    >>> rep = reproduce(sizes=[32], runs=2, draws=1, sweep=2, out=None, plots=False)
+    >>> rep.isolation["phy_shared_links"].tolist()
+    [0]
+    """
+    start = time.perf_counter()
+    trees = [t for t in paper.TABLE3 if sizes is None or t[0] in sizes]
+    delay_rows, ebb_rows, cont_rows, cal_rows, iso_rows = [], [], [], [], []
+    for nodes, m1, m2, w2 in trees:
+        fabric = Fabric.generate(f"XGFT(2;{m1},{m2};1,{w2})")
+        oversub = f"{m1 // w2}:1"
+        for draw in range(draws):
+            rng = random.Random(seed * 1000003 + nodes * 101 + draw)
+            victims, others, per_leaf = _draw(fabric, rng)
+            conf = _config(victims, others)
+            v_lids = [lid for lid, _ in victims]
+            o_lids = [lid for lid, _ in others]
+            tables = {label: _tables(fabric, conf, label) for label in ENGINES}
+            ext = route(fabric, "pftree-ext", conf)
+            iso_rows.append({
+                "nodes": nodes, "draw": draw, "victims": len(victims),
+                "phy_shared_links": len(ext.report["partitions"][0]["shared"]),
+                "ext_warnings": len(ext.warnings),
+            })
+            for label, t in tables.items():
+                for pattern in PATTERNS:
+                    name = "shift" if pattern == "alltoall" else pattern
+                    for noise in ("null", "alltoall"):
+                        d = victim_delays(t, v_lids, name, o_lids, "shift" if noise == "alltoall" else "null",
+                                          runs=runs, seed=seed + draw)
+                        delay_rows.append({"nodes": nodes, "oversub": oversub, "draw": draw, "engine": label,
+                                           "pattern": pattern, "noise": noise, **_stats(d)})
+                if label != "ftree":
+                    a = analyze(t, "bisect", runs=runs, seed=seed + draw, lids=o_lids)
+                    ebb_rows.append({"nodes": nodes, "oversub": oversub, "draw": draw, "engine": label,
+                                     "ebb": a.ebb()["mean"]})
+            # Figs. 13-15: receivers swept over the victims.
+            lids = v_lids + o_lids
+            labels = [0] * len(v_lids) + [1] * len(o_lids)
+            position = {g: i for i, (_, g) in enumerate(victims + others)}
+            nv = len(victims)
+            counts = list(range(1, nv + 1)) if sweep <= 0 else sorted({max(1, round(nv * k / sweep)) for k in range(1, sweep + 1)})
+            for count in counts:
+                recv = _receivers(per_leaf, count, rng)
+                pos = [position[g] for g in recv]
+                weights = [(g, 100.0) for g in recv]
+                for label, t in (("pftree", tables["pftree"]), ("pftree-marks", tables["pftree-marks"]),
+                                 ("pftree-wt", route(fabric, "pftree-wt", conf, weights=weights).tables)):
+                    c = contention(t, lids, pos)
+                    i = interference(t, lids, labels)
+                    cont_rows.append({"nodes": nodes, "oversub": oversub, "draw": draw, "receivers": count,
+                                      "per_leaf_max": -(-count // len(per_leaf)), "up_links": w2, "engine": label,
+                                      **c, **{f"interference_{k}": v for k, v in i.items()}})
+            if nodes == 32:
+                for label in ("pftree", "pftree-marks", "ftree"):
+                    for flows in ("intra", "all-src", "all-dst"):
+                        i = interference(tables[label], lids, labels, flows)
+                        cal_rows.append({"draw": draw, "engine": label, "flows": flows, **i})
+    delays = pd.DataFrame(delay_rows)
+    ebb = pd.DataFrame(ebb_rows)
+    cont = pd.DataFrame(cont_rows)
+    cal = pd.DataFrame(cal_rows)
+    iso = pd.DataFrame(iso_rows)
+    checks = _checks(delays, ebb, cont, iso)
+    settings = {"sizes": [t[0] for t in trees], "runs": runs, "draws": draws, "sweep": sweep, "seed": seed,
+                "victims": "a quarter of every leaf, random (phy); the rest one def partition",
+                "noise": "all-to-all of the interfering partition, all levels at once"}
+    rep = Reproduction(settings, delays, ebb, cont, cal, iso, checks, time.perf_counter() - start)
+    if out is not None:
+        _write(rep, Path(out), plots)
+    return rep
+
+
+def _avg(df: pd.DataFrame) -> float:
+    return float((df["avg"] * df["runs"]).sum() / df["runs"].sum()) if not df.empty else float("nan")
+
+
+def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd.DataFrame) -> List[Check]:
+    checks = []
+    shared = int(iso["phy_shared_links"].sum())
+    checks.append(Check("C1", "pFTree-Ext: the phy victims share no link (every tree, every draw)", shared == 0,
+                        f"{len(iso)} routings, {shared} shared links"))
+    ext = delays[delays.engine == "pftree-ext"]
+    key = ["nodes", "draw", "pattern"]
+    q = ext[ext.noise == "null"].set_index(key)[["min", "avg", "max"]]
+    n = ext[ext.noise == "alltoall"].set_index(key)[["min", "avg", "max"]]
+    same = bool((q == n.loc[q.index]).all().all())
+    checks.append(Check("C2", "pFTree-Ext: the victim's delay is the same with null and all-to-all noise", same,
+                        f"{len(q)} (tree, draw, pattern) cells compared"))
+    g = ext[ext.pattern == "gather"].merge(delays[["nodes"]].drop_duplicates(), on="nodes")
+    exact = bool(((g["min"] == g["nodes"] // 4 - 1) & (g["max"] == g["nodes"] // 4 - 1)).all())
+    checks.append(Check("C3", "pFTree-Ext gather delay = victims - 1 (31/47/63 on 128/192/256)", exact,
+                        ", ".join(f"{k}: {v:g}" for k, v in g.groupby("nodes")["max"].max().items())))
+    noisy = delays[(delays.pattern == "bisect") & (delays.noise == "alltoall")]
+    quiet = delays[(delays.pattern == "bisect") & (delays.noise == "null")]
+    grow = {e: _avg(noisy[noisy.engine == e]) / max(_avg(quiet[quiet.engine == e]), 1e-9) for e in ("ftree", "pftree-marks")}
+    checks.append(Check("C4", "partition-oblivious routing lets all-to-all noise into the victim's bisect delay (x10 or more)",
+                        all(v >= 10 for v in grow.values()),
+                        ", ".join(f"{e}: x{v:.0f}" for e, v in grow.items())))
+    if not ebb.empty:
+        piv = ebb.groupby(["nodes", "engine"])["ebb"].mean().unstack()
+        share = (piv["pftree-ext"] / piv["pftree-marks"]).dropna()
+        ok = bool((share < 1.0).all())
+        checks.append(Check("C5", "Fig. 11: isolating the victims costs the interfering partition EBB "
+                            "(-Ext below marks-only pFTree)", ok,
+                            ", ".join(f"{k}: {v:.0%}" for k, v in share.items())))
+    wt = cont[cont.engine == "pftree-wt"]
+    fit = wt[wt.per_leaf_max <= wt.up_links]
+    checks.append(Check("C6", "pFTree-Wt: zero downward contention while receivers per leaf <= up-links",
+                        bool((fit["down"] == 0).all()), f"{len(fit)} cases, max {int(fit['down'].max()) if len(fit) else 0}"))
+    base = cont[cont.engine == "pftree"]
+    up_wt, up_p = wt["up"].mean(), base["up"].mean()
+    checks.append(Check("C7", "pFTree-Wt: less upward contention than pFTree on average", bool(up_wt <= up_p),
+                        f"pFTree-Wt {up_wt:.1f}, pFTree {up_p:.1f}"))
+    marks = cont[cont.engine == "pftree-marks"]
+    i_wt, i_p = wt["interference_flows_on_shared"].mean(), marks["interference_flows_on_shared"].mean()
+    per = {n: wt[wt.nodes == n]["interference_flows_on_shared"].mean()
+           / max(marks[marks.nodes == n]["interference_flows_on_shared"].mean(), 1e-9) - 1
+           for n in sorted(set(wt.nodes))}
+    checks.append(Check("C8", "pFTree-Wt trades isolation for balance: more interference than (marks-only) pFTree",
+                        bool(i_wt > i_p), ", ".join(f"{n}: {v:+.0%}" for n, v in per.items())))
+    return checks
+
+
+def _write(rep: Reproduction, out: Path, plots: bool) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    rep.delays.to_csv(out / "delays.csv", index=False)
+    rep.ebb.to_csv(out / "ebb.csv", index=False)
+    rep.contention.to_csv(out / "contention.csv", index=False)
+    rep.calibration.to_csv(out / "calibration.csv", index=False)
+    rep.table4().to_csv(out / "table4.csv", index=False)
+    (out / "summary.json").write_text(json.dumps(rep.as_dict(), indent=2, default=float))
+    if plots:
+        _plots(rep, out)
+
+
+def _plots(rep: Reproduction, out: Path) -> List[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    d = rep.delays
+    fig, axes = plt.subplots(1, len(PATTERNS), figsize=(4 * len(PATTERNS), 3.6), sharey=False)
+    for ax, pattern in zip(axes, PATTERNS):
+        for (label, noise), style in {("ftree", "alltoall"): "k:", ("pftree-marks", "alltoall"): "C1--",
+                                      ("pftree", "alltoall"): "C0-", ("pftree-ext", "alltoall"): "C2-",
+                                      ("pftree-ext", "null"): "C2:"}.items():
+            s = d[(d.pattern == pattern) & (d.engine == label) & (d.noise == noise)]
+            if s.empty:
+                continue
+            g = s.groupby("nodes").apply(_avg, include_groups=False)
+            ax.plot(range(len(g)), g.values, style, marker="o", ms=3, label=f"{label} ({noise})")
+            ax.set_xticks(range(len(g)), [str(n) for n in g.index], rotation=45)
+        ax.set_yscale("log")
+        ax.set_title(pattern)
+        ax.set_xlabel("nodes")
+    axes[0].set_ylabel("dep_max_delay (avg)")
+    axes[-1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "fig10_delay.png", dpi=120)
+    plt.close(fig)
+    written.append(out / "fig10_delay.png")
+    if not rep.ebb.empty:
+        piv = rep.ebb.groupby(["nodes", "engine"])["ebb"].mean().unstack()
+        ax = piv.plot.bar(figsize=(7, 3.6))
+        ax.set_ylabel("EBB of the interfering partition")
+        ax.set_ylim(0, 1)
+        ax.figure.tight_layout()
+        ax.figure.savefig(out / "fig11_ebb.png", dpi=120)
+        plt.close(ax.figure)
+        written.append(out / "fig11_ebb.png")
+    c = rep.contention
+    if not c.empty:
+        biggest = c["nodes"].max()
+        s = c[c.nodes == biggest]
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+        for label, style in (("pftree", "C0-"), ("pftree-marks", "C1--"), ("pftree-wt", "C3-")):
+            e = s[s.engine == label].groupby("receivers").mean(numeric_only=True)
+            axes[0].plot(e.index, e["down"], style, label=label)
+            axes[1].plot(e.index, e["up"], style, label=label)
+            axes[2].plot(e.index, e["interference_flows_on_shared"], style, label=label)
+        for ax, title in zip(axes, ("downward contention", "upward contention", "interference (flows on shared links)")):
+            ax.set_title(f"{title}, {biggest} nodes", fontsize=9)
+            ax.set_xlabel("receivers")
+        axes[0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / "fig13_15_contention.png", dpi=120)
+        plt.close(fig)
+        written.append(out / "fig13_15_contention.png")
+    return written
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of ``ibcloud reproduce pftree``.
+
+    >>> p = argparse.ArgumentParser()
+    >>> configure(p)
+    >>> p.parse_args(["--sizes", "32", "128", "--runs", "5"]).sizes
+    [32, 128]
+    """
+    parser.add_argument("--sizes", type=int, nargs="+", metavar="N",
+                        help="Table 3 trees by node count (default: all nine)")
+    parser.add_argument("--runs", type=int, default=20, help="random rank orders per pattern (default 20)")
+    parser.add_argument("--draws", type=int, default=2, help="victim placements per tree (default 2)")
+    parser.add_argument("--sweep", type=int, default=8,
+                        help="receiver counts per tree for Figs. 13-15 (default 8; 0 = every count)")
+    parser.add_argument("--full", action="store_true", help="paper-scale effort: 200 runs, 5 draws, every receiver count")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
+                        help=f"where files go (default {DEFAULT_OUT})")
+    parser.add_argument("--no-plots", action="store_true", help="write no figures")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def render(rep: Reproduction, console) -> None:
+    """Prints Table 4, Fig. 10/11/13-15 summaries and the checks with rich.
+
+    >>> import io
+    >>> from rich.console import Console
+    >>> console = Console(file=io.StringIO(), width=160)
+    >>> render(reproduce(sizes=[32], runs=2, draws=1, sweep=2, out=None, plots=False), console)
+    >>> "checks" in console.file.getvalue()
+    True
+    """
+    from rich.table import Table
+
+    s = rep.settings
+    console.print(f"[bold]seed 002 (pFTree) reproduction[/bold]: trees {s['sizes']}, {s['draws']} victim draw(s), "
+                  f"{s['runs']} runs per pattern, {rep.seconds:.1f} s")
+    t4 = rep.table4()
+    if not t4.empty:
+        table = Table(title="Table 4: victim dep_max_delay min/avg/max, all-to-all noise (nodes read as 128/192/256)",
+                      title_justify="left")
+        for col in t4.columns:
+            table.add_column(col, justify="right")
+        for _, row in t4.iterrows():
+            table.add_row(*[str(row[c]) for c in t4.columns])
+        console.print(table)
+    d = rep.delays
+    table = Table(title="Fig. 10: average victim delay, null -> all-to-all noise", title_justify="left")
+    table.add_column("nodes", justify="right")
+    table.add_column("pattern")
+    for label in ENGINES:
+        table.add_column(label, justify="right")
+    for (nodes, pattern), g in d.groupby(["nodes", "pattern"], sort=True):
+        cells = []
+        for label in ENGINES:
+            e = g[g.engine == label]
+            cells.append(f"{_avg(e[e.noise == 'null']):.1f} -> {_avg(e[e.noise == 'alltoall']):.1f}")
+        table.add_row(str(nodes), pattern, *cells)
+    console.print(table)
+    console.print(f"paper (Fig. 10 prose): pFTree bisect up to {paper.FIG10['bisect_pftree_max_1024_4to1']} on 1024 nodes; "
+                  f"gather 127 -> 152 (512) and 255 -> 1696 (1024); -Ext unchanged by noise")
+    if not rep.ebb.empty:
+        piv = rep.ebb.groupby(["nodes", "engine"])["ebb"].mean().unstack()
+        table = Table(title="Fig. 11: EBB of the interfering partition (bisect, victims idle)", title_justify="left")
+        table.add_column("nodes", justify="right")
+        for col in piv.columns:
+            table.add_column(col, justify="right")
+        table.add_column("-Ext / marks-only", justify="right")
+        for nodes, row in piv.iterrows():
+            table.add_row(str(nodes), *[f"{v:.3f}" for v in row.values], f"{row['pftree-ext'] / row['pftree-marks']:.1%}")
+        console.print(table)
+        console.print("paper: pFTree 0.76 (2:1) -> 0.62 (4:1) on 32-64 nodes; -Ext 0.62 (2:1) -> 0.37 (3:1); "
+                      "-Ext share >= 70 % at 2:1, 23.3 % at 1024 nodes 4:1")
+    c = rep.contention
+    if not c.empty:
+        agg = c.groupby(["nodes", "engine"])[["down", "down_links", "up", "up_links", "interference_flows_on_shared"]].mean()
+        table = Table(title="Figs. 13-15: mean over receiver counts", title_justify="left")
+        for col in ("nodes", "engine", "down", "down links", "up", "up links", "interference"):
+            table.add_column(col, justify="right")
+        for (nodes, engine), row in agg.iterrows():
+            table.add_row(str(nodes), engine, *[f"{v:.1f}" for v in row.values])
+        console.print(table)
+        console.print("paper: pFTree-Wt down contention 0 everywhere; pFTree down 2 (32) .. 8.6 (1024); pFTree up "
+                      "+10.7 % (768), +14.64 % (1024) over -Wt; interference 32 nodes: pFTree 192, -Wt 293")
+    if not rep.calibration.empty:
+        cal = rep.calibration.groupby(["engine", "flows"])[["flow_pairs", "flows_on_shared", "shared_links"]].mean()
+        console.print("interference readings on the 32-node tree (paper's pFTree: 192):")
+        console.print(cal.to_string())
+    table = Table(title="checks", title_justify="left")
+    for col in ("id", "claim", "result", "detail"):
+        table.add_column(col)
+    for ch in rep.checks:
+        table.add_row(ch.id, ch.claim, ch.mark, ch.detail)
+    console.print(table)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``ibcloud reproduce pftree``; 0 when every check passes.
+
+    >>> import contextlib, io, tempfile
+    >>> p = argparse.ArgumentParser()
+    >>> configure(p)
+    >>> d = tempfile.mkdtemp()
+    >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
+    ...     status = run(p.parse_args(["--sizes", "32", "--runs", "2", "--draws", "1", "--sweep", "2",
+    ...                                "--no-plots", "--out", d, "--json"]))
+    >>> status in (0, 1), '"table4"' in printed.getvalue()
+    (True, True)
+    """
+    from rich.console import Console
+
+    runs, draws, sweep = (200, 5, 0) if args.full else (args.runs, args.draws, args.sweep)
+    rep = reproduce(sizes=args.sizes, runs=runs, draws=draws, sweep=sweep, seed=args.seed, out=args.out,
+                    plots=not args.no_plots)
+    if args.json:
+        print(json.dumps(rep.as_dict(), indent=2, default=float))
+    else:
+        console = Console(highlight=False)
+        if not console.is_terminal:
+            console = Console(highlight=False, width=170)
+        render(rep, console)
+    return 0 if rep.ok else 1
