@@ -31,6 +31,11 @@ const ENGINES: &[(&str, &str, Constructor)] = &[
         "LAyered SHortest path: minimal paths, virtual layers against deadlocks",
         |o| Ok(Box::new(crate::engines::lash::Lash::new(o)?)),
     ),
+    (
+        "vswitch-ftree",
+        "Paper V's vSwitchFatTree: ftree with weighted VM routes behind SR-IOV vSwitches",
+        crate::engines::vswitch_ftree::VSwitchFtree::boxed,
+    ),
 ];
 
 /// Names of the registered engines, in registry order.

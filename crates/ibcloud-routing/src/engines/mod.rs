@@ -6,3 +6,4 @@ pub mod lash;
 pub mod minhop;
 mod ucast_mgr;
 pub mod updn;
+pub mod vswitch_ftree;
