@@ -404,31 +404,7 @@ impl VSwitchFtree {
         Router::new(&tree, &pf_slots).run_passes(&mut tables, &map, Passes::ALL)?;
 
         // Pass 3: copies and vSwitch tables.
-        let physical: Vec<NodeId> = map.clone();
-        let lids: Vec<(Lid, PortRef)> = fabric.lid_ports().map(|(p, port)| (port.lid, p)).collect();
-        for v in &view.vswitches {
-            let mut copy = vec![v.lid];
-            copy.extend(v.vfs.iter().filter(|f| f.lid.is_set() && !is_running(f.lid)).map(|f| f.lid));
-            for &sw in &physical {
-                let pf_port = tables.get(sw, v.pf.lid);
-                for &l in &copy {
-                    if l.is_set() {
-                        tables.set(sw, l, pf_port.unwrap_or(ibcloud_fabric::lft::NO_PORT));
-                    }
-                }
-            }
-            for &(l, _) in &lids {
-                tables.set(v.node, l, v.uplink);
-            }
-            if v.lid.is_set() {
-                tables.set(v.node, v.lid, 0);
-            }
-            for f in std::iter::once(&v.pf).chain(&v.vfs) {
-                if f.lid.is_set() {
-                    tables.set(v.node, f.lid, f.vswitch_port);
-                }
-            }
-        }
+        finish(fabric, &view, &map, &mut tables, &is_running);
         Ok((
             Routing {
                 tables,
@@ -437,6 +413,67 @@ impl VSwitchFtree {
             view,
         ))
     }
+}
+
+/// Pass 3: vSwitch LIDs and VF LIDs that are not running VMs take their PF's
+/// column on the physical switches `map`; every vSwitch gets its own table.
+fn finish(
+    fabric: &Fabric,
+    view: &PhysicalView,
+    map: &[NodeId],
+    tables: &mut ForwardingTables,
+    is_running: &dyn Fn(Lid) -> bool,
+) {
+    let physical: Vec<NodeId> = map.to_vec();
+    let lids: Vec<(Lid, PortRef)> = fabric.lid_ports().map(|(p, port)| (port.lid, p)).collect();
+    for v in &view.vswitches {
+        let mut copy = vec![v.lid];
+        copy.extend(v.vfs.iter().filter(|f| f.lid.is_set() && !is_running(f.lid)).map(|f| f.lid));
+        for &sw in &physical {
+            let pf_port = tables.get(sw, v.pf.lid);
+            for &l in &copy {
+                if l.is_set() {
+                    tables.set(sw, l, pf_port.unwrap_or(ibcloud_fabric::lft::NO_PORT));
+                }
+            }
+        }
+        for &(l, _) in &lids {
+            tables.set(v.node, l, v.uplink);
+        }
+        if v.lid.is_set() {
+            tables.set(v.node, v.lid, 0);
+        }
+        for f in std::iter::once(&v.pf).chain(&v.vfs) {
+            if f.lid.is_set() {
+                tables.set(v.node, f.lid, f.vswitch_port);
+            }
+        }
+    }
+}
+
+/// Routes a virtualized fabric of any topology with `engine` on its physical
+/// view and gives every VF and vSwitch LID its PF's routes (Paper V's
+/// two-phase "vSwitch-to-vSwitch" strategy): the fallback where
+/// `vswitch-ftree` does not apply.
+pub fn route_copying(fabric: &Fabric, engine: &dyn RoutingEngine) -> Result<Routing, RoutingError> {
+    let view = physical_view(fabric)?;
+    let r = engine.route(&view.fabric)?;
+    let mut tables = ForwardingTables::new(fabric);
+    let mut map = Vec::new();
+    for sw in view.fabric.switches() {
+        let orig = view.original[sw.index()];
+        map.push(orig);
+        for (lid, &p) in r.tables.table(sw).iter().enumerate() {
+            if p != ibcloud_fabric::lft::NO_PORT {
+                tables.set(orig, Lid(lid as u16), p);
+            }
+        }
+    }
+    finish(fabric, &view, &map, &mut tables, &|_| false);
+    Ok(Routing {
+        tables,
+        path_sls: None,
+    })
 }
 
 impl RoutingEngine for VSwitchFtree {
