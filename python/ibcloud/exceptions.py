@@ -9,7 +9,8 @@
     ├── UnsupportedError              a format that cannot do what was asked
     ├── RoutingError                  a fabric an engine cannot route, an unknown engine
     ├── AnalysisError                 a pattern that does not fit the nodes, unknown endpoints
-    └── InternalError                 a bug: the core panicked
+    ├── InternalError                 a bug: the core panicked
+    └── VSwitchError                  a refused vSwitch operation (no free VF, unknown VM, ...)
 
 File access errors are ordinary :class:`OSError` subclasses
 (:class:`FileNotFoundError`, :class:`PermissionError`, ...) carrying the file name.
@@ -33,6 +34,7 @@ from ibcloud._native import (
     RoutingError,
     TopologyError,
     UnsupportedError,
+    VSwitchError,
 )
 
 __all__ = [
@@ -44,4 +46,5 @@ __all__ = [
     "RoutingError",
     "TopologyError",
     "UnsupportedError",
+    "VSwitchError",
 ]

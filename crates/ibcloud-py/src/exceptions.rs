@@ -84,3 +84,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ParseError", parse_error(py)?)?;
     Ok(())
 }
+
+pyo3::create_exception!(
+    ibcloud.exceptions,
+    VSwitchError,
+    IbcloudError,
+    "A vSwitch operation refused: unknown VM or hypervisor, no free VF, LID space exhausted, FTreeMinRC on a non-fat-tree. The virtual fabric is left unchanged."
+);

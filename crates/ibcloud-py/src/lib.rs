@@ -21,6 +21,7 @@ mod lft;
 mod lids;
 mod routing;
 mod summary;
+mod vswitch;
 
 use pyo3::prelude::*;
 
@@ -65,5 +66,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::parse_fabric, m)?)?;
     m.add_function(wrap_pyfunction!(formats::render_fabric, m)?)?;
     cloud::register(m)?;
+    vswitch::register(m)?;
     Ok(())
 }

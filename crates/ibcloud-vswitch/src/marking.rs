@@ -48,12 +48,24 @@ impl TreeInfo {
         let view = physical_view(&vf.fabric)?;
         let tree = FatTree::build(&view.fabric, &EngineOptions::default())
             .map_err(|e| VSwitchError::NotFatTree(e.to_string()))?;
+        Ok(Self::from_tree(tree, &view.original))
+    }
+
+    /// The tree of a physical fat-tree (no vSwitches), nodes as they are.
+    pub fn from_physical(fabric: &ibcloud_fabric::Fabric) -> Result<Self, VSwitchError> {
+        let tree = FatTree::build(fabric, &EngineOptions::default())
+            .map_err(|e| VSwitchError::NotFatTree(e.to_string()))?;
+        let original: Vec<NodeId> = (0..fabric.num_nodes() as u32).map(NodeId).collect();
+        Ok(Self::from_tree(tree, &original))
+    }
+
+    fn from_tree(tree: FatTree, original: &[NodeId]) -> Self {
         let slots = tree.num_switch_slots();
         let mut node = vec![NodeId(u32::MAX); slots];
         let mut ix = HashMap::new();
         let mut up = vec![Vec::new(); slots];
         for s in tree.switches() {
-            let n = view.original[tree.node(s).index()];
+            let n = original[tree.node(s).index()];
             node[s as usize] = n;
             ix.insert(n, s);
             let mut u: Vec<SwitchIx> = tree
@@ -67,7 +79,7 @@ impl TreeInfo {
             u.dedup();
             up[s as usize] = u;
         }
-        Ok(Self { tree, node, ix, up })
+        Self { tree, node, ix, up }
     }
 
     /// The ftree view.

@@ -384,6 +384,15 @@ impl VirtualFabric {
         if let Some(i) = self.hyps.iter().position(|h| h.name == key) {
             return Ok(i);
         }
+        // The first word of a name ("hca-00001" for "hca-00001 HCA-1"), if unique.
+        let mut first = self
+            .hyps
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.name.split_whitespace().next() == Some(key));
+        if let (Some((i, _)), None) = (first.next(), first.next()) {
+            return Ok(i);
+        }
         if let Some(ix) = key.strip_prefix('#').and_then(parse_num) {
             if (ix as usize) < self.hyps.len() {
                 return Ok(ix as usize);
