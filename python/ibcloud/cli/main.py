@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import analyze, consolidate, reproduce, route, run, topo, verify
+    from ibcloud.cli import analyze, consolidate, reproduce, route, run, topo, verify, vswitch
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.register(commands)
     consolidate.register(commands)
     reproduce.register(commands)
+    vswitch.register(commands)
     return parser
 
 

@@ -29,6 +29,8 @@ __all__ = ["REPRODUCTIONS", "register"]
 REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
     "delay": ("ibcloud.delay.reproduction",
               "Paper VI: workload delay as a QoS metric; utilisation- vs delay-based VM consolidation"),
+    "vswitch": ("ibcloud.vswitch.reproduction",
+                "Papers II/V: SR-IOV vSwitch — Table I/2, FTreeMinRC marking (Table 3), Fig. 8 migration campaign"),
 }
 
 
