@@ -8,6 +8,7 @@
 #   make bench-opensm  routing side by side with OpenSM on ibsim (big trees; minutes)
 #   make bench-analysis  congestion analysis on ft11664 (10,000 bisections, one shift) vs plain Python
 #   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
+#   make bench-vswitch FTreeMinRC marking, one migration on ft11664, the Fig. 8 campaign (sampled)
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -30,7 +31,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay bench-vswitch build venv system-deps clean
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -56,6 +57,9 @@ bench-analysis: build
 
 bench-delay: build
 	$(VPY) bench/delay_campaign.py
+
+bench-vswitch: build
+	$(VPY) bench/vswitch_speed.py
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv

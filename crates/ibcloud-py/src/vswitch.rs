@@ -218,7 +218,9 @@ impl PyVirtualFabric {
                 }
             }
             if apply {
+                let t1 = Instant::now();
                 inner.apply(&plan)?;
+                report["apply_us"] = json!(t1.elapsed().as_secs_f64() * 1e6);
                 report["applied"] = json!(true);
             }
             Ok(report.to_string())

@@ -7,8 +7,9 @@
 //! Layout of a vSwitch: port 1 = uplink, port 2 = PF, ports 3.. = VFs.
 //! GUIDs: the PF keeps the physical CA's node and port GUIDs; vSwitch and VF
 //! GUIDs are allocated above the highest GUID in the fabric. Descriptions:
-//! vSwitch `"<hyp> vSwitch"`, PF `"<hyp>"` (the physical CA's description),
-//! VF `"<hyp> VF<k>"`, with ` vm=<name>` while a VM holds it (that is how a
+//! PF `"<hyp>"` (the physical CA's description), vSwitch `"<w>-vSwitch"`, VF
+//! `"<w>-VF<k>"` (`<w>`: the first word of the PF's; tools such as ibdmchk
+//! name systems by it), with ` vm=<name>` while a VM holds it (that is how a
 //! placement travels in a topology file).
 //!
 //! LIDs, packed from 1: physical switches in node order, then per hypervisor
@@ -76,6 +77,46 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
     let extra = hyps.len() * (vfs as usize + 1);
     let mut b = FabricBuilder::with_capacity(physical.num_nodes() + extra, physical.num_port_slots() + extra * 3);
     let bad = |e: ibcloud_fabric::TopologyError| VSwitchError::BadInput(e.to_string());
+    // Hypervisor nodes first (PF, vSwitch, VFs), so that the first node of an
+    // ibsim net file is a CA: ibsim puts the SM's port on it.
+    struct Hyp {
+        pf: NodeId,
+        vsw: NodeId,
+        vfs: Vec<NodeId>,
+        leaf: PortRef,
+        rate: ibcloud_fabric::LinkRate,
+    }
+    let mut hyp_nodes = Vec::with_capacity(hyps.len());
+    for &h in &hyps {
+        let n = physical.node(h);
+        let (hp, r) = physical.neighbors(h).next().expect("checked");
+        let rate = physical.port(PortRef::new(h, hp)).map(|p| p.rate).unwrap_or_default();
+        let name = n.description.clone();
+        // Tools such as ibdmchk name a system by the first word of its
+        // description: every node of a hypervisor gets its own first word.
+        let word = name.split_whitespace().next().unwrap_or("hyp").to_string();
+        let mut pf = NodeSpec::new(NodeKind::Ca, n.guid, 1, name.clone());
+        pf.port_guids = vec![physical.ports(h)[hp as usize].guid];
+        pf.system_image_guid = n.system_image_guid;
+        let pf = b.add_node(pf).map_err(bad)?;
+        let mut vs = NodeSpec::new(NodeKind::Switch, guid(), 2 + vfs, format!("{word}-vSwitch"));
+        vs.device_id = 0x1003;
+        let vsw = b.add_node(vs).map_err(bad)?;
+        let mut list = Vec::new();
+        for k in 0..vfs {
+            list.push(
+                b.add_node(NodeSpec::new(NodeKind::Ca, guid(), 1, format!("{word}-VF{k}")))
+                    .map_err(bad)?,
+            );
+        }
+        hyp_nodes.push(Hyp {
+            pf,
+            vsw,
+            vfs: list,
+            leaf: r,
+            rate,
+        });
+    }
     let mut map = vec![NodeId(u32::MAX); physical.num_nodes()];
     for (id, n) in physical.iter_nodes().filter(|(_, n)| n.is_switch()) {
         let mut s = NodeSpec::new(n.kind, n.guid, n.num_ports as u32, n.description.clone());
@@ -101,28 +142,14 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
         .switches()
         .map(|s| (map[s.index()], 0u8))
         .collect();
-    for &h in &hyps {
-        let n = physical.node(h);
-        let (hp, r) = physical.neighbors(h).next().expect("checked");
-        let rate = physical.port(PortRef::new(h, hp)).map(|p| p.rate).unwrap_or_default();
-        let name = n.description.clone();
-        let mut vs = NodeSpec::new(NodeKind::Switch, guid(), 2 + vfs, format!("{name} vSwitch"));
-        vs.device_id = 0x1003;
-        let vsw = b.add_node(vs).map_err(bad)?;
-        b.connect(PortRef::new(vsw, 1), PortRef::new(map[r.node.index()], r.port), rate)
+    for h in &hyp_nodes {
+        b.connect(PortRef::new(h.vsw, 1), PortRef::new(map[h.leaf.node.index()], h.leaf.port), h.rate)
             .map_err(bad)?;
-        let mut pf = NodeSpec::new(NodeKind::Ca, n.guid, 1, name.clone());
-        pf.port_guids = vec![physical.ports(h)[hp as usize].guid];
-        pf.system_image_guid = n.system_image_guid;
-        let pf = b.add_node(pf).map_err(bad)?;
-        b.connect(PortRef::new(pf, 1), PortRef::new(vsw, 2), rate).map_err(bad)?;
-        lids.push((vsw, 0));
-        lids.push((pf, 1));
-        for k in 0..vfs {
-            let vf = b
-                .add_node(NodeSpec::new(NodeKind::Ca, guid(), 1, format!("{name} VF{k}")))
-                .map_err(bad)?;
-            b.connect(PortRef::new(vf, 1), PortRef::new(vsw, 3 + k as u8), rate)
+        b.connect(PortRef::new(h.pf, 1), PortRef::new(h.vsw, 2), h.rate).map_err(bad)?;
+        lids.push((h.vsw, 0));
+        lids.push((h.pf, 1));
+        for (k, &vf) in h.vfs.iter().enumerate() {
+            b.connect(PortRef::new(vf, 1), PortRef::new(h.vsw, 3 + k as u8), h.rate)
                 .map_err(bad)?;
             if scheme == Scheme::Prepopulated {
                 lids.push((vf, 1));
