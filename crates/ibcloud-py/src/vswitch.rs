@@ -39,7 +39,10 @@ fn err(e: VSwitchError) -> PyErr {
 }
 
 /// Runs core work with the GIL released; a panic becomes `InternalError`.
-fn run<T: Send>(py: Python<'_>, work: impl FnOnce() -> Result<T, VSwitchError> + Send) -> PyResult<T> {
+fn run<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, VSwitchError> + Send,
+) -> PyResult<T> {
     py.detach(|| guarded(|| Ok::<_, PyIbcloudErr>(work())))
         .map_err(PyErr::from)?
         .map_err(err)
@@ -156,6 +159,7 @@ impl PyVirtualFabric {
     /// Plans (and with `apply`, applies) a migration; returns a JSON report
     /// with the plan, SMP list, timing and safety verdicts.
     #[pyo3(signature = (vm, to, method, partially_static=false, apply=true, check=true))]
+    #[allow(clippy::too_many_arguments)]
     fn migrate(
         &mut self,
         py: Python<'_>,
@@ -179,7 +183,14 @@ impl PyVirtualFabric {
             let lft: Vec<_> = plan
                 .smps
                 .iter()
-                .filter(|s| !matches!(s.kind, ibcloud_vswitch::SmpKind::SetLid | ibcloud_vswitch::SmpKind::UnsetLid | ibcloud_vswitch::SmpKind::SetVGuid))
+                .filter(|s| {
+                    !matches!(
+                        s.kind,
+                        ibcloud_vswitch::SmpKind::SetLid
+                            | ibcloud_vswitch::SmpKind::UnsetLid
+                            | ibcloud_vswitch::SmpKind::SetVGuid
+                    )
+                })
                 .cloned()
                 .collect();
             let after = inner.tables_after(&plan);
@@ -245,7 +256,10 @@ impl PyVirtualFabric {
         let inner = &self.inner;
         run(py, move || {
             let lids: Vec<_> = inner.vms().map(|v| v.lid).collect();
-            Ok(serde_json::to_string(&reachability(inner.fabric(), inner.tables(), &lids)).unwrap_or_default())
+            Ok(
+                serde_json::to_string(&reachability(inner.fabric(), inner.tables(), &lids))
+                    .unwrap_or_default(),
+            )
         })
     }
 
@@ -334,7 +348,11 @@ fn vswitch_simulate(
 /// leaf): (switches, marked, best time in seconds over `repeats`).
 #[pyfunction]
 #[pyo3(signature = (physical, repeats=5))]
-fn vswitch_worst_marking(py: Python<'_>, physical: &PyFabric, repeats: u32) -> PyResult<(usize, usize, f64)> {
+fn vswitch_worst_marking(
+    py: Python<'_>,
+    physical: &PyFabric,
+    repeats: u32,
+) -> PyResult<(usize, usize, f64)> {
     let p: Fabric = physical.inner.clone();
     run(py, move || {
         let tree = TreeInfo::from_physical(&p)?;
@@ -359,7 +377,13 @@ fn vswitch_worst_marking(py: Python<'_>, physical: &PyFabric, repeats: u32) -> P
 /// calibrated model or given parameters.
 #[pyfunction]
 #[pyo3(signature = (per_switch, k_us=None, r_us=0.0, hops=0, window=16))]
-fn vswitch_smp_time(per_switch: Vec<usize>, k_us: Option<f64>, r_us: f64, hops: u32, window: u32) -> f64 {
+fn vswitch_smp_time(
+    per_switch: Vec<usize>,
+    k_us: Option<f64>,
+    r_us: f64,
+    hops: u32,
+    window: u32,
+) -> f64 {
     let mut t = SmpTiming::calibrated();
     if let Some(k) = k_us {
         t.k_us = k;

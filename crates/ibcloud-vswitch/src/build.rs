@@ -34,7 +34,9 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
     }
     let hyps: Vec<NodeId> = physical.cas().collect();
     if hyps.is_empty() {
-        return Err(VSwitchError::BadInput("the fabric has no CA to virtualize".into()));
+        return Err(VSwitchError::BadInput(
+            "the fabric has no CA to virtualize".into(),
+        ));
     }
     for &h in &hyps {
         let n = physical.node(h);
@@ -54,7 +56,13 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
         }
     }
     let switches = physical.switches().count() as u64;
-    let needed = lids_needed(switches, hyps.len() as u64, vfs as u64, 0, scheme == Scheme::Prepopulated);
+    let needed = lids_needed(
+        switches,
+        hyps.len() as u64,
+        vfs as u64,
+        0,
+        scheme == Scheme::Prepopulated,
+    );
     if needed > UNICAST_LIDS {
         return Err(VSwitchError::LidExhausted {
             scheme: scheme.name(),
@@ -75,7 +83,10 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
         Guid(next_guid)
     };
     let extra = hyps.len() * (vfs as usize + 1);
-    let mut b = FabricBuilder::with_capacity(physical.num_nodes() + extra, physical.num_port_slots() + extra * 3);
+    let mut b = FabricBuilder::with_capacity(
+        physical.num_nodes() + extra,
+        physical.num_port_slots() + extra * 3,
+    );
     let bad = |e: ibcloud_fabric::TopologyError| VSwitchError::BadInput(e.to_string());
     // Hypervisor nodes first (PF, vSwitch, VFs), so that the first node of an
     // ibsim net file is a CA: ibsim puts the SM's port on it.
@@ -90,7 +101,10 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
     for &h in &hyps {
         let n = physical.node(h);
         let (hp, r) = physical.neighbors(h).next().expect("checked");
-        let rate = physical.port(PortRef::new(h, hp)).map(|p| p.rate).unwrap_or_default();
+        let rate = physical
+            .port(PortRef::new(h, hp))
+            .map(|p| p.rate)
+            .unwrap_or_default();
         let name = n.description.clone();
         // Tools such as ibdmchk name a system by the first word of its
         // description: every node of a hypervisor gets its own first word.
@@ -105,8 +119,13 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
         let mut list = Vec::new();
         for k in 0..vfs {
             list.push(
-                b.add_node(NodeSpec::new(NodeKind::Ca, guid(), 1, format!("{word}-VF{k}")))
-                    .map_err(bad)?,
+                b.add_node(NodeSpec::new(
+                    NodeKind::Ca,
+                    guid(),
+                    1,
+                    format!("{word}-VF{k}"),
+                ))
+                .map_err(bad)?,
             );
         }
         hyp_nodes.push(Hyp {
@@ -138,19 +157,25 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
             .map_err(bad)?;
         }
     }
-    let mut lids: Vec<(NodeId, u8)> = physical
-        .switches()
-        .map(|s| (map[s.index()], 0u8))
-        .collect();
+    let mut lids: Vec<(NodeId, u8)> = physical.switches().map(|s| (map[s.index()], 0u8)).collect();
     for h in &hyp_nodes {
-        b.connect(PortRef::new(h.vsw, 1), PortRef::new(map[h.leaf.node.index()], h.leaf.port), h.rate)
+        b.connect(
+            PortRef::new(h.vsw, 1),
+            PortRef::new(map[h.leaf.node.index()], h.leaf.port),
+            h.rate,
+        )
+        .map_err(bad)?;
+        b.connect(PortRef::new(h.pf, 1), PortRef::new(h.vsw, 2), h.rate)
             .map_err(bad)?;
-        b.connect(PortRef::new(h.pf, 1), PortRef::new(h.vsw, 2), h.rate).map_err(bad)?;
         lids.push((h.vsw, 0));
         lids.push((h.pf, 1));
         for (k, &vf) in h.vfs.iter().enumerate() {
-            b.connect(PortRef::new(vf, 1), PortRef::new(h.vsw, 3 + k as u8), h.rate)
-                .map_err(bad)?;
+            b.connect(
+                PortRef::new(vf, 1),
+                PortRef::new(h.vsw, 3 + k as u8),
+                h.rate,
+            )
+            .map_err(bad)?;
             if scheme == Scheme::Prepopulated {
                 lids.push((vf, 1));
             }
@@ -158,7 +183,8 @@ pub fn virtualize(physical: &Fabric, vfs: u32, scheme: Scheme) -> Result<Fabric,
     }
     let mut f = b.build();
     for (i, (n, p)) in lids.into_iter().enumerate() {
-        f.set_lid(PortRef::new(n, p), Lid(i as u16 + 1), 0).map_err(bad)?;
+        f.set_lid(PortRef::new(n, p), Lid(i as u16 + 1), 0)
+            .map_err(bad)?;
     }
     Ok(f)
 }
@@ -187,7 +213,10 @@ mod tests {
     #[test]
     fn refuses_bad_input() {
         let p = preset("4-ary-2-full").unwrap().build().unwrap();
-        assert!(matches!(virtualize(&p, 0, Scheme::Dynamic), Err(VSwitchError::BadInput(_))));
+        assert!(matches!(
+            virtualize(&p, 0, Scheme::Dynamic),
+            Err(VSwitchError::BadInput(_))
+        ));
         // 16-ary-2: 256 hypervisors × (2 + 252) LIDs > 49151.
         let big = preset("16-ary-2").unwrap().build().unwrap();
         assert!(matches!(

@@ -150,7 +150,13 @@ impl Capacity {
 /// LIDs a virtual fabric needs: switches and vSwitches (one each, as the
 /// emulated fabric gives every switch a LID), PFs, plus every VF
 /// (prepopulated) or the running VMs (dynamic).
-pub fn lids_needed(switches: u64, hypervisors: u64, vfs: u64, running: u64, prepopulated: bool) -> u64 {
+pub fn lids_needed(
+    switches: u64,
+    hypervisors: u64,
+    vfs: u64,
+    running: u64,
+    prepopulated: bool,
+) -> u64 {
     let per_hyp = 2 + if prepopulated { vfs } else { 0 };
     switches + hypervisors * per_hyp + if prepopulated { 0 } else { running }
 }
@@ -175,9 +181,21 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(c3.extension.total, 524288);
-        for (v, h, vms) in [(4, 9830, 39320), (8, 5461, 43688), (32, 1489, 47648), (64, 756, 48384), (126, 387, 48762)] {
-            let c = Capacity::compute(&CapacityInput { vfs: v, ..Default::default() });
-            assert_eq!((c.prepopulated.max_hypervisors, c.prepopulated.max_vms), (h, vms));
+        for (v, h, vms) in [
+            (4, 9830, 39320),
+            (8, 5461, 43688),
+            (32, 1489, 47648),
+            (64, 756, 48384),
+            (126, 387, 48762),
+        ] {
+            let c = Capacity::compute(&CapacityInput {
+                vfs: v,
+                ..Default::default()
+            });
+            assert_eq!(
+                (c.prepopulated.max_hypervisors, c.prepopulated.max_vms),
+                (h, vms)
+            );
         }
     }
 
@@ -196,7 +214,11 @@ mod tests {
         // 45000 / (0.5 + 0.125) = 72000
         assert_eq!(c.hybrid.unwrap().max_vms, 72000);
         // No panic on absurd input.
-        let z = Capacity::compute(&CapacityInput { vfs: u64::MAX, switches: u64::MAX, ..Default::default() });
+        let z = Capacity::compute(&CapacityInput {
+            vfs: u64::MAX,
+            switches: u64::MAX,
+            ..Default::default()
+        });
         assert_eq!(z.prepopulated.max_hypervisors, 0);
     }
 }

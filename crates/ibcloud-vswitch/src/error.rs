@@ -26,7 +26,9 @@ pub enum VSwitchError {
         hypervisor: String,
     },
     /// The unicast LID space (0x0001-0xBFFF) is exhausted.
-    #[error("LID space exhausted ({scheme} scheme): {needed} LIDs needed, 49151 unicast LIDs exist")]
+    #[error(
+        "LID space exhausted ({scheme} scheme): {needed} LIDs needed, 49151 unicast LIDs exist"
+    )]
     LidExhausted {
         /// "prepopulated" or "dynamic".
         scheme: &'static str,

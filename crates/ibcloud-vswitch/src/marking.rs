@@ -130,7 +130,10 @@ impl TreeInfo {
         let mut levels = 0;
         loop {
             let next = |f: &[SwitchIx]| {
-                let mut n: Vec<SwitchIx> = f.iter().flat_map(|&s| self.up[s as usize].iter().copied()).collect();
+                let mut n: Vec<SwitchIx> = f
+                    .iter()
+                    .flat_map(|&s| self.up[s as usize].iter().copied())
+                    .collect();
                 n.sort_unstable();
                 n.dedup();
                 n
@@ -163,7 +166,12 @@ impl TreeInfo {
 
 /// Switches on the LFT path from `from` to `lid` (stops at a CA, a switch
 /// without an entry, port 0, or after `limit` hops), `from` included.
-pub fn lft_path(vf: &VirtualFabric, tables: &ForwardingTables, from: NodeId, lid: Lid) -> Vec<NodeId> {
+pub fn lft_path(
+    vf: &VirtualFabric,
+    tables: &ForwardingTables,
+    from: NodeId,
+    lid: Lid,
+) -> Vec<NodeId> {
     let f = vf.fabric();
     let mut out = vec![from];
     let mut at = from;

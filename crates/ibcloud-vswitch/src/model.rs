@@ -234,7 +234,9 @@ impl VirtualFabric {
             for k in 0..vf.hyps[hi].vfs.len() {
                 let node = vf.hyps[hi].vfs[k].node;
                 let desc = vf.fabric.node(node).description.clone();
-                let tagged = desc.find(VM_TAG).map(|i| desc[i + VM_TAG.len()..].trim().to_string());
+                let tagged = desc
+                    .find(VM_TAG)
+                    .map(|i| desc[i + VM_TAG.len()..].trim().to_string());
                 let lid = vf.hyps[hi].vfs[k].lid;
                 let name = match (scheme, tagged) {
                     (_, Some(n)) if !n.is_empty() => n,
@@ -242,7 +244,9 @@ impl VirtualFabric {
                     _ => continue,
                 };
                 if !lid.is_set() {
-                    return Err(VSwitchError::BadInput(format!("VF '{desc}' holds a VM but has no LID")));
+                    return Err(VSwitchError::BadInput(format!(
+                        "VF '{desc}' holds a VM but has no LID"
+                    )));
                 }
                 vf.attach(name, hi, k, lid)?;
             }
@@ -257,7 +261,13 @@ impl VirtualFabric {
         Self::from_fabric(crate::build::virtualize(physical, vfs, scheme)?, scheme)
     }
 
-    fn attach(&mut self, name: String, hyp: usize, vf: usize, lid: Lid) -> Result<usize, VSwitchError> {
+    fn attach(
+        &mut self,
+        name: String,
+        hyp: usize,
+        vf: usize,
+        lid: Lid,
+    ) -> Result<usize, VSwitchError> {
         if self.by_name.contains_key(&name) {
             return Err(VSwitchError::DuplicateVm(name));
         }
@@ -307,7 +317,11 @@ impl VirtualFabric {
             // OpenSM's default engine instead.
             Err(ibcloud_routing::RoutingError::Unsupported { .. }) if self.tree.is_err() => {
                 let e = ibcloud_routing::registry::engine("minhop", &EngineOptions::default())?;
-                Ok(ibcloud_routing::engines::vswitch_ftree::route_copying(&self.fabric, e.as_ref())?.tables)
+                Ok(ibcloud_routing::engines::vswitch_ftree::route_copying(
+                    &self.fabric,
+                    e.as_ref(),
+                )?
+                .tables)
             }
             Err(e) => Err(e.into()),
         }
@@ -372,7 +386,11 @@ impl VirtualFabric {
             return Ok(i);
         }
         if let Some(l) = parse_num(key) {
-            if let Some(i) = self.vms.iter().position(|v| v.as_ref().is_some_and(|v| v.lid.0 as u64 == l)) {
+            if let Some(i) = self
+                .vms
+                .iter()
+                .position(|v| v.as_ref().is_some_and(|v| v.lid.0 as u64 == l))
+            {
                 return Ok(i);
             }
         }
@@ -425,7 +443,9 @@ impl VirtualFabric {
         if self.by_name.contains_key(name) {
             return Err(VSwitchError::DuplicateVm(name.to_string()));
         }
-        let k = h.free_vf().ok_or_else(|| VSwitchError::NoFreeVf(h.name.clone()))?;
+        let k = h
+            .free_vf()
+            .ok_or_else(|| VSwitchError::NoFreeVf(h.name.clone()))?;
         let (lid, switch_smps) = match self.scheme {
             Scheme::Prepopulated => (h.vfs[k].lid, 0),
             Scheme::Dynamic => {
@@ -496,7 +516,9 @@ impl VirtualFabric {
 
     /// FTreeMinRC's view of the tree, or why there is none.
     pub fn tree(&self) -> Result<&TreeInfo, VSwitchError> {
-        self.tree.as_ref().map_err(|e| VSwitchError::NotFatTree(e.clone()))
+        self.tree
+            .as_ref()
+            .map_err(|e| VSwitchError::NotFatTree(e.clone()))
     }
 }
 

@@ -24,6 +24,9 @@ use crate::error::VSwitchError;
 use crate::marking::lft_path;
 use crate::model::{Scheme, VirtualFabric};
 
+/// One switch's changes: switch, on an active route, (LID, new port) pairs.
+type SwitchChange = (NodeId, bool, Vec<(Lid, PortNum)>);
+
 /// How the tables are fixed after a migration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Method {
@@ -166,7 +169,9 @@ impl VirtualFabric {
                 hypervisor: sh.name.clone(),
             });
         }
-        let dst_vf = dh.free_vf().ok_or_else(|| VSwitchError::NoFreeVf(dh.name.clone()))?;
+        let dst_vf = dh
+            .free_vf()
+            .ok_or_else(|| VSwitchError::NoFreeVf(dh.name.clone()))?;
         let l_vm = v.lid;
         let l_x = (self.scheme == Scheme::Prepopulated).then(|| dh.vfs[dst_vf].lid);
         let mut plan = Plan {
@@ -197,7 +202,12 @@ impl VirtualFabric {
                 // The route the VM's traffic takes from its old region to
                 // its new one (Paper V Fig. 5 counts this one path).
                 on_path.extend(lft_path(self, &self.tables, sh.leaf, dh.pf_lid));
-                plan.active = m.marked.iter().copied().filter(|s| on_path.contains(s)).collect();
+                plan.active = m
+                    .marked
+                    .iter()
+                    .copied()
+                    .filter(|s| on_path.contains(s))
+                    .collect();
                 plan.marked = m.marked.clone();
                 let mut order: Vec<NodeId> = plan.active.clone();
                 order.extend(m.marked.iter().copied().filter(|s| !on_path.contains(s)));
@@ -206,7 +216,7 @@ impl VirtualFabric {
             }
             Method::Full => (Vec::new(), Vec::new()),
         };
-        let mut switch_changes: Vec<(NodeId, bool, Vec<(Lid, PortNum)>)> = Vec::new();
+        let mut switch_changes: Vec<SwitchChange> = Vec::new();
         if method == Method::Full {
             let next = self.after_move(&plan)?;
             let fresh = next.fresh_tables()?;
@@ -265,7 +275,9 @@ impl VirtualFabric {
                 let blocks: BTreeSet<u32> = ch
                     .iter()
                     .map(|(l, _)| l.0 as u32 / 64)
-                    .filter(|&b| b == l_vm.0 as u32 / 64 || l_x.is_some_and(|x| x.0 as u32 / 64 == b))
+                    .filter(|&b| {
+                        b == l_vm.0 as u32 / 64 || l_x.is_some_and(|x| x.0 as u32 / 64 == b)
+                    })
                     .collect();
                 for b in blocks {
                     plan.smps.push(Smp {
@@ -322,8 +334,12 @@ impl VirtualFabric {
         let src_node = self.hyps[plan.src].vfs[plan.src_vf].node;
         let dst_node = self.hyps[plan.dst].vfs[plan.dst_vf].node;
         let src_lid = plan.swapped_lid.unwrap_or(Lid::NONE);
-        self.fabric.set_lid(PortRef::new(dst_node, 1), plan.vm_lid, 0).map_err(bad)?;
-        self.fabric.set_lid(PortRef::new(src_node, 1), src_lid, 0).map_err(bad)?;
+        self.fabric
+            .set_lid(PortRef::new(dst_node, 1), plan.vm_lid, 0)
+            .map_err(bad)?;
+        self.fabric
+            .set_lid(PortRef::new(src_node, 1), src_lid, 0)
+            .map_err(bad)?;
         self.hyps[plan.src].vfs[plan.src_vf].lid = src_lid;
         self.hyps[plan.src].vfs[plan.src_vf].vm = None;
         self.hyps[plan.dst].vfs[plan.dst_vf].lid = plan.vm_lid;

@@ -44,7 +44,10 @@ impl Reachability {
 
 /// Walks from every switch of `fabric` to each of `lids` (memoised per LID).
 pub fn reachability(fabric: &Fabric, tables: &ForwardingTables, lids: &[Lid]) -> Reachability {
-    let owner: HashMap<u16, PortRef> = fabric.lid_ports().map(|(p, port)| (port.lid.0, p)).collect();
+    let owner: HashMap<u16, PortRef> = fabric
+        .lid_ports()
+        .map(|(p, port)| (port.lid.0, p))
+        .collect();
     let switches: Vec<NodeId> = fabric.switches().collect();
     let mut out = Reachability::default();
     // 0 unknown, 1 in progress, 2 arrives, 3 fails.
@@ -53,7 +56,8 @@ pub fn reachability(fabric: &Fabric, tables: &ForwardingTables, lids: &[Lid]) ->
         state.iter_mut().for_each(|s| *s = 0);
         let Some(&target) = owner.get(&lid.0) else {
             out.dead_ends += switches.len() as u64;
-            out.problems.push(format!("LID {} belongs to no port", lid.0));
+            out.problems
+                .push(format!("LID {} belongs to no port", lid.0));
             continue;
         };
         for &start in &switches {
@@ -83,7 +87,9 @@ pub fn reachability(fabric: &Fabric, tables: &ForwardingTables, lids: &[Lid]) ->
                     break 2;
                 }
                 let p = tables.get(at, lid).unwrap_or(NO_PORT);
-                let next = (p != NO_PORT && p != 0).then(|| fabric.remote(PortRef::new(at, p))).flatten();
+                let next = (p != NO_PORT && p != 0)
+                    .then(|| fabric.remote(PortRef::new(at, p)))
+                    .flatten();
                 match next {
                     Some(r) if r == target => break 2,
                     Some(r) if fabric.node(r.node).is_switch() => at = r.node,
@@ -143,10 +149,12 @@ pub fn transition(vf: &VirtualFabric, plan: &Plan) -> TransitionReport {
             return None;
         }
         let r = fabric.remote(PortRef::new(sw, p))?;
-        fabric
-            .node(r.node)
-            .is_switch()
-            .then(|| (fabric.port_index(PortRef::new(sw, p)).unwrap_or(0) as u32, r.node))
+        fabric.node(r.node).is_switch().then(|| {
+            (
+                fabric.port_index(PortRef::new(sw, p)).unwrap_or(0) as u32,
+                r.node,
+            )
+        })
     };
     let entries = |sw: NodeId, lid: u16| -> [u8; 2] {
         let o = old.get(sw, Lid(lid)).unwrap_or(NO_PORT);
@@ -186,7 +194,10 @@ pub fn transition(vf: &VirtualFabric, plan: &Plan) -> TransitionReport {
     }
     let adj: Vec<u32> = edges.iter().map(|&e| e as u32).collect();
     let channels = {
-        let mut c: Vec<u32> = edges.iter().flat_map(|&e| [(e >> 32) as u32, e as u32]).collect();
+        let mut c: Vec<u32> = edges
+            .iter()
+            .flat_map(|&e| [(e >> 32) as u32, e as u32])
+            .collect();
         c.sort_unstable();
         c.dedup();
         c.len()

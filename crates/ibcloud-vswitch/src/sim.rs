@@ -72,17 +72,22 @@ impl MigrationPattern {
         let (name, arg) = s.split_once(':').map_or((s, None), |(a, b)| (a, Some(b)));
         let num = |d: usize| -> Result<usize, VSwitchError> {
             arg.map_or(Ok(d), |a| {
-                a.parse()
-                    .map_err(|_| VSwitchError::BadInput(format!("bad number '{a}' in pattern '{s}'")))
+                a.parse().map_err(|_| {
+                    VSwitchError::BadInput(format!("bad number '{a}' in pattern '{s}'"))
+                })
             })
         };
         match name {
-            "random" => Ok(Self::Random { migrations: num(0)? }),
+            "random" => Ok(Self::Random {
+                migrations: num(0)?,
+            }),
             "consolidate" => Ok(Self::Consolidate),
             "grouping" => {
                 let groups = num(2)?;
                 if groups == 0 {
-                    return Err(VSwitchError::BadInput("grouping needs at least 1 group".into()));
+                    return Err(VSwitchError::BadInput(
+                        "grouping needs at least 1 group".into(),
+                    ));
                 }
                 Ok(Self::Grouping { groups })
             }
@@ -232,11 +237,11 @@ impl Occupancy {
     }
 }
 
+/// Initial hypervisor of every VM, and the migrations as (VM, destination).
+pub type Sequence = (Vec<usize>, Vec<(usize, usize)>);
+
 /// Computes the initial placement and the migration sequence (VM, destination).
-pub fn plan_sequence(
-    hypervisors: usize,
-    cfg: &SimConfig,
-) -> Result<(Vec<usize>, Vec<(usize, usize)>), VSwitchError> {
+pub fn plan_sequence(hypervisors: usize, cfg: &SimConfig) -> Result<Sequence, VSwitchError> {
     if !(0.0..=1.0).contains(&cfg.population) {
         return Err(VSwitchError::BadInput(format!(
             "population must be within 0..=1 (got {})",
@@ -256,7 +261,9 @@ pub fn plan_sequence(
         let h = match cfg.placement {
             Placement::Uniform => vm % hypervisors,
             Placement::Random => {
-                let free: Vec<usize> = (0..hypervisors).filter(|&h| occ.free(h).is_some()).collect();
+                let free: Vec<usize> = (0..hypervisors)
+                    .filter(|&h| occ.free(h).is_some())
+                    .collect();
                 free[rng.random_range(0..free.len())]
             }
         };
@@ -268,7 +275,9 @@ pub fn plan_sequence(
         occ.place(vm, h);
         seq.push((vm, h));
     };
-    let leftmost_free = |occ: &Occupancy, range: std::ops::Range<usize>| range.clone().find(|&h| occ.free(h).is_some());
+    let leftmost_free = |occ: &Occupancy, range: std::ops::Range<usize>| {
+        range.clone().find(|&h| occ.free(h).is_some())
+    };
     // VMs from the right: by (hypervisor, VF) descending.
     let rightmost = |occ: &Occupancy| {
         let mut v: Vec<usize> = (0..occ.at.len()).collect();
@@ -277,7 +286,11 @@ pub fn plan_sequence(
     };
     match cfg.pattern {
         MigrationPattern::Random { migrations } => {
-            let m = if migrations == 0 { 2 * hypervisors } else { migrations };
+            let m = if migrations == 0 {
+                2 * hypervisors
+            } else {
+                migrations
+            };
             if n > 0 && n < cap {
                 for _ in 0..m {
                     let vm = rng.random_range(0..n);
@@ -326,7 +339,10 @@ pub fn plan_sequence(
             let outside = start..hypervisors;
             let misplaced = |occ: &Occupancy, vm: usize| !ranges[group[vm]].contains(&occ.at[vm].0);
             for _ in 0..4 * n + 4 {
-                let list: Vec<usize> = rightmost(&occ).into_iter().filter(|&vm| misplaced(&occ, vm)).collect();
+                let list: Vec<usize> = rightmost(&occ)
+                    .into_iter()
+                    .filter(|&vm| misplaced(&occ, vm))
+                    .collect();
                 if list.is_empty() {
                     break;
                 }
@@ -360,8 +376,13 @@ pub fn plan_sequence(
             loop {
                 let over = (0..hypervisors).rev().find(|&h| occ.count(h) > target(h));
                 let under = (0..hypervisors).find(|&h| occ.count(h) < target(h));
-                let (Some(o), Some(u)) = (over, under) else { break };
-                let k = occ.hyp[o].iter().rposition(Option::is_some).expect("over target");
+                let (Some(o), Some(u)) = (over, under) else {
+                    break;
+                };
+                let k = occ.hyp[o]
+                    .iter()
+                    .rposition(Option::is_some)
+                    .expect("over target");
                 let vm = occ.hyp[o][k].expect("occupied");
                 mv(&mut occ, vm, u);
             }
@@ -370,7 +391,12 @@ pub fn plan_sequence(
     Ok((initial, seq))
 }
 
-fn ebb(vf: &VirtualFabric, tables: &ibcloud_fabric::lft::ForwardingTables, runs: u64, seed: u64) -> Result<f64, VSwitchError> {
+fn ebb(
+    vf: &VirtualFabric,
+    tables: &ibcloud_fabric::lft::ForwardingTables,
+    runs: u64,
+    seed: u64,
+) -> Result<f64, VSwitchError> {
     let mut lids: Vec<Lid> = vf.vms().map(|v| v.lid).collect();
     lids.sort_unstable();
     if lids.len() < 2 {
@@ -382,7 +408,9 @@ fn ebb(vf: &VirtualFabric, tables: &ibcloud_fabric::lft::ForwardingTables, runs:
         seed,
         ..Default::default()
     };
-    Ok(analyze(vf.fabric(), tables, &ep, &Pattern::Bisect, &opts)?.ebb().mean)
+    Ok(analyze(vf.fabric(), tables, &ep, &Pattern::Bisect, &opts)?
+        .ebb()
+        .mean)
 }
 
 /// Runs one simulation on a physical fabric.
@@ -422,7 +450,11 @@ pub fn simulate(physical: &Fabric, cfg: &SimConfig) -> Result<SimResult, VSwitch
             (a, b)
         };
         Ok(Snapshot {
-            percent: if total == 0 { 100.0 * k as f64 / cfg.steps as f64 } else { 100.0 * done as f64 / total as f64 },
+            percent: if total == 0 {
+                100.0 * k as f64 / cfg.steps as f64
+            } else {
+                100.0 * done as f64 / total as f64
+            },
             migrations: done,
             ebb_minrc: a,
             ebb_fresh: b,
@@ -513,7 +545,12 @@ mod tests {
     #[test]
     fn sequences_reach_their_targets() {
         for (pl, pat, pop) in paper_scenarios() {
-            let cfg = SimConfig { placement: pl, pattern: pat, population: pop, ..Default::default() };
+            let cfg = SimConfig {
+                placement: pl,
+                pattern: pat,
+                population: pop,
+                ..Default::default()
+            };
             let (init, seq) = plan_sequence(32, &cfg).unwrap();
             assert_eq!(init.len(), (pop * 128.0) as usize);
             if let MigrationPattern::Random { .. } = pat {
@@ -535,7 +572,9 @@ mod tests {
             let n = init.len();
             match pat {
                 MigrationPattern::Consolidate => assert!(at.iter().all(|&h| h < n.div_ceil(4))),
-                MigrationPattern::ToUniform => assert!(count.iter().all(|&c| c == n / 32 || c == n / 32 + 1)),
+                MigrationPattern::ToUniform => {
+                    assert!(count.iter().all(|&c| c == n / 32 || c == n / 32 + 1))
+                }
                 _ => {}
             }
         }
@@ -544,16 +583,29 @@ mod tests {
     #[test]
     fn small_simulation() {
         let p = preset("4-ary-2-full").unwrap().build().unwrap();
-        let cfg = SimConfig { bisect_runs: 20, steps: 2, transition_check: true, ..Default::default() };
+        let cfg = SimConfig {
+            bisect_runs: 20,
+            steps: 2,
+            transition_check: true,
+            ..Default::default()
+        };
         let r = simulate(&p, &cfg).unwrap();
         assert_eq!(r.vms, 32);
         assert_eq!(r.migrations.len(), 64);
         assert_eq!(r.snapshots.len(), 3);
         assert_eq!(r.unreachable, 0);
-        assert!(r.migrations.iter().all(|m| m.minrc_switches <= m.minrc_marked));
-        let mean = |f: fn(&MigrationStat) -> usize| r.migrations.iter().map(f).sum::<usize>() as f64 / 64.0;
+        assert!(r
+            .migrations
+            .iter()
+            .all(|m| m.minrc_switches <= m.minrc_marked));
+        let mean = |f: fn(&MigrationStat) -> usize| {
+            r.migrations.iter().map(f).sum::<usize>() as f64 / 64.0
+        };
         assert!(mean(|m| m.minrc_switches) <= mean(|m| m.itrc_switches));
-        assert!(r.snapshots.iter().all(|s| s.ebb_fresh > 0.0 && s.ebb_minrc > 0.0));
+        assert!(r
+            .snapshots
+            .iter()
+            .all(|s| s.ebb_fresh > 0.0 && s.ebb_minrc > 0.0));
         // Same seed, same result.
         assert_eq!(simulate(&p, &cfg).unwrap(), r);
     }

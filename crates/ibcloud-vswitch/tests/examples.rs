@@ -77,7 +77,13 @@ fn twelve_switch_example() {
     // ftree (OpenSM's choices): 5 switches differ.
     vf.boot_vm("probe", 0).unwrap();
     let probe = vf.find_vm("probe").unwrap();
-    assert_eq!(vf.plan_migration(probe, 1, Method::Itrc, false).unwrap().updated.len(), 5);
+    assert_eq!(
+        vf.plan_migration(probe, 1, Method::Itrc, false)
+            .unwrap()
+            .updated
+            .len(),
+        5
+    );
     vf.shutdown_vm(probe).unwrap();
     // The paper's P1/P2: where the two routes share an up port, send P2 up
     // the switch's other up port (still a valid up/down route).
@@ -85,7 +91,11 @@ fn twelve_switch_example() {
     let mut t = vf.tables().clone();
     for &sw in vf.physical_switches() {
         let ix = tree.index_of(sw).unwrap();
-        let up: Vec<u8> = tree.fat_tree().up_groups(ix).flat_map(|g| g.ports.into_iter().map(|p| p.0)).collect();
+        let up: Vec<u8> = tree
+            .fat_tree()
+            .up_groups(ix)
+            .flat_map(|g| g.ports.into_iter().map(|p| p.0))
+            .collect();
         let (a, b) = (t.get(sw, pf1).unwrap(), t.get(sw, pf2).unwrap());
         if a == b && up.contains(&a) && tree.fat_tree().rank(ix) == 1 {
             let other = *up.iter().find(|&&p| p != a).unwrap();
@@ -113,7 +123,9 @@ fn twelve_switch_example() {
 /// switches, 5 of them on the active routes.
 #[test]
 fn xgft4_marking() {
-    let p = FatTreeParams::from_roots_first(&[2, 2, 2, 2], &[2, 2, 2, 1]).build().unwrap();
+    let p = FatTreeParams::from_roots_first(&[2, 2, 2, 2], &[2, 2, 2, 1])
+        .build()
+        .unwrap();
     let mut vf = VirtualFabric::virtualize(&p, 2, Scheme::Dynamic).unwrap();
     let tree = vf.tree().unwrap();
     let ls = tree.leaf_by_tuple(&[3, 0, 0, 0]).unwrap();
@@ -125,11 +137,18 @@ fn xgft4_marking() {
     let dst = vf.hypervisors().iter().position(|h| h.leaf == ld).unwrap();
     vf.boot_vm("vm", src).unwrap();
     let vm = vf.find_vm("vm").unwrap();
-    let plan = vf.plan_migration(vm, dst, Method::FtreeMinRc, false).unwrap();
+    let plan = vf
+        .plan_migration(vm, dst, Method::FtreeMinRc, false)
+        .unwrap();
     assert_eq!(plan.marked.len(), 10);
     assert_eq!(plan.active.len(), 5);
     // Active switches are updated first.
-    let first: Vec<_> = plan.smps.iter().filter(|s| s.kind == SmpKind::Lft).take_while(|s| s.active).collect();
+    let first: Vec<_> = plan
+        .smps
+        .iter()
+        .filter(|s| s.kind == SmpKind::Lft)
+        .take_while(|s| s.active)
+        .collect();
     assert!(!first.is_empty());
     let itrc = vf.plan_migration(vm, dst, Method::Itrc, false).unwrap();
     assert!(itrc.updated.len() >= plan.updated.len());
@@ -153,14 +172,18 @@ fn one_vm_per_hypervisor_equals_ftree() {
         for sw in vf.physical_switches() {
             let n = vf.fabric().node(*sw);
             let id = eq.node_by_guid(n.guid).unwrap();
-            eq.set_lid(PortRef::new(id, 0), vf.fabric().node_lid(*sw), 0).unwrap();
+            eq.set_lid(PortRef::new(id, 0), vf.fabric().node_lid(*sw), 0)
+                .unwrap();
         }
         for v in vf.vms() {
             let h = &vf.hypervisors()[v.hypervisor];
             let id = eq.node_by_guid(vf.fabric().node(h.pf).guid).unwrap();
             eq.set_lid(PortRef::new(id, 1), v.lid, 0).unwrap();
         }
-        let ft = registry::engine("ftree", &EngineOptions::default()).unwrap().route(&eq).unwrap();
+        let ft = registry::engine("ftree", &EngineOptions::default())
+            .unwrap()
+            .route(&eq)
+            .unwrap();
         let mut compared = 0;
         for sw in vf.physical_switches() {
             let id = eq.node_by_guid(vf.fabric().node(*sw).guid).unwrap();
@@ -187,12 +210,20 @@ fn transition_check_and_partially_static() {
     }
     vf.reroute().unwrap();
     let vm = vf.find_vm("vm0").unwrap();
-    let plan = vf.plan_migration(vm, 127, Method::FtreeMinRc, false).unwrap();
+    let plan = vf
+        .plan_migration(vm, 127, Method::FtreeMinRc, false)
+        .unwrap();
     let t = transition(&vf, &plan);
     assert!(t.dependencies > 0);
     assert_eq!(t.needs_partially_static, !t.deadlock_free);
-    let ps = vf.plan_migration(vm, 127, Method::FtreeMinRc, true).unwrap();
-    let inval = ps.smps.iter().filter(|s| s.kind == SmpKind::Invalidate).count();
+    let ps = vf
+        .plan_migration(vm, 127, Method::FtreeMinRc, true)
+        .unwrap();
+    let inval = ps
+        .smps
+        .iter()
+        .filter(|s| s.kind == SmpKind::Invalidate)
+        .count();
     assert_eq!(inval, plan.updated.len());
     assert_eq!(ps.switch_smps(), plan.switch_smps() + plan.updated.len());
     // An intra-leaf move in a full fabric never needs it.
@@ -217,7 +248,12 @@ fn full_method_matches_fresh_routing() {
 }
 
 fn snapshot(vf: &VirtualFabric) -> (Vec<Option<u8>>, String) {
-    let t: Vec<_> = vf.tables().iter().flat_map(|(_, t)| t.to_vec()).map(Some).collect();
+    let t: Vec<_> = vf
+        .tables()
+        .iter()
+        .flat_map(|(_, t)| t.to_vec())
+        .map(Some)
+        .collect();
     (t, format!("{:?}", vf.vms().collect::<Vec<_>>()))
 }
 
@@ -229,14 +265,35 @@ fn bad_input_leaves_everything_unchanged() {
     vf.boot_vm("b", 1).unwrap();
     let before = snapshot(&vf);
     let a = vf.find_vm("a").unwrap();
-    assert!(matches!(vf.migrate(a, 1, Method::Itrc, false), Err(VSwitchError::NoFreeVf(_))));
-    assert!(matches!(vf.migrate(a, 0, Method::Itrc, false), Err(VSwitchError::SameHypervisor { .. })));
-    assert!(matches!(vf.migrate(99, 2, Method::Itrc, false), Err(VSwitchError::UnknownVm(_))));
-    assert!(matches!(vf.migrate(a, 999, Method::Itrc, false), Err(VSwitchError::UnknownHypervisor(_))));
-    assert!(matches!(vf.find_vm("nope"), Err(VSwitchError::UnknownVm(_))));
-    assert!(matches!(vf.find_hypervisor("nope"), Err(VSwitchError::UnknownHypervisor(_))));
+    assert!(matches!(
+        vf.migrate(a, 1, Method::Itrc, false),
+        Err(VSwitchError::NoFreeVf(_))
+    ));
+    assert!(matches!(
+        vf.migrate(a, 0, Method::Itrc, false),
+        Err(VSwitchError::SameHypervisor { .. })
+    ));
+    assert!(matches!(
+        vf.migrate(99, 2, Method::Itrc, false),
+        Err(VSwitchError::UnknownVm(_))
+    ));
+    assert!(matches!(
+        vf.migrate(a, 999, Method::Itrc, false),
+        Err(VSwitchError::UnknownHypervisor(_))
+    ));
+    assert!(matches!(
+        vf.find_vm("nope"),
+        Err(VSwitchError::UnknownVm(_))
+    ));
+    assert!(matches!(
+        vf.find_hypervisor("nope"),
+        Err(VSwitchError::UnknownHypervisor(_))
+    ));
     assert!(matches!(vf.boot_vm("c", 0), Err(VSwitchError::NoFreeVf(_))));
-    assert!(matches!(vf.boot_vm("a", 5), Err(VSwitchError::DuplicateVm(_))));
+    assert!(matches!(
+        vf.boot_vm("a", 5),
+        Err(VSwitchError::DuplicateVm(_))
+    ));
     // A plan for another state is refused.
     let plan = vf.plan_migration(a, 2, Method::Itrc, false).unwrap();
     let b = vf.find_vm("b").unwrap();
@@ -256,14 +313,35 @@ fn ftree_minrc_refuses_a_non_fat_tree() {
     let mut b = FabricBuilder::new();
     let rate = LinkRate::default();
     let s: Vec<_> = (0..3)
-        .map(|i| b.add_node(NodeSpec::new(NodeKind::Switch, Guid(0x100 + i), 8, format!("sw{i}"))).unwrap())
+        .map(|i| {
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x100 + i),
+                8,
+                format!("sw{i}"),
+            ))
+            .unwrap()
+        })
         .collect();
     for i in 0..3 {
-        b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 3], 2), rate).unwrap();
+        b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 3], 2), rate)
+            .unwrap();
     }
     for i in 0..6u64 {
-        let ca = b.add_node(NodeSpec::new(NodeKind::Ca, Guid(0x1000 + (i << 8)), 1, format!("h{i}"))).unwrap();
-        b.connect(PortRef::new(ca, 1), PortRef::new(s[i as usize % 3], 3 + (i / 3) as u8), rate).unwrap();
+        let ca = b
+            .add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x1000 + (i << 8)),
+                1,
+                format!("h{i}"),
+            ))
+            .unwrap();
+        b.connect(
+            PortRef::new(ca, 1),
+            PortRef::new(s[i as usize % 3], 3 + (i / 3) as u8),
+            rate,
+        )
+        .unwrap();
     }
     let p = b.build();
     let mut vf = VirtualFabric::virtualize(&p, 2, Scheme::Dynamic).unwrap();
@@ -280,4 +358,3 @@ fn ftree_minrc_refuses_a_non_fat_tree() {
     let lids: Vec<_> = vf.vms().map(|v| v.lid).collect();
     assert!(reachability(vf.fabric(), vf.tables(), &lids).ok());
 }
-

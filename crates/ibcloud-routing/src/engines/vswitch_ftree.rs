@@ -88,10 +88,16 @@ pub struct VSwitchInfo {
     pub vfs: Vec<VPort>,
 }
 
+/// A vSwitch candidate: uplink port, the switch it leads to, CA ports.
+type Candidate = (PortNum, PortRef, Vec<(PortNum, PortRef)>);
+
+/// A hypervisor on a leaf for the VM pass: VM count, PF LID, leaf port, VM LIDs.
+type LeafHyp = (u64, u16, PortNum, Vec<u16>);
+
 /// Finds every vSwitch (a switch with exactly one switch link and only CAs
 /// otherwise, hanging from a switch that is not one), in node order.
 pub fn find_vswitches(fabric: &Fabric) -> Vec<VSwitchInfo> {
-    let candidate = |id: NodeId| -> Option<(PortNum, PortRef, Vec<(PortNum, PortRef)>)> {
+    let candidate = |id: NodeId| -> Option<Candidate> {
         let n = fabric.node(id);
         if !n.is_switch() {
             return None;
@@ -209,7 +215,8 @@ pub fn physical_view(fabric: &Fabric) -> Result<PhysicalView, RoutingError> {
                 s
             }
             None => {
-                let mut s = NodeSpec::new(n.kind, n.guid, n.num_ports as u32, n.description.clone());
+                let mut s =
+                    NodeSpec::new(n.kind, n.guid, n.num_ports as u32, n.description.clone());
                 s.system_image_guid = n.system_image_guid;
                 s.vendor_id = n.vendor_id;
                 s.device_id = n.device_id;
@@ -251,8 +258,11 @@ pub fn physical_view(fabric: &Fabric) -> Result<PhysicalView, RoutingError> {
         let n = fabric.node(o);
         if let Some(Some(v)) = role.get(&o) {
             let v = &vswitches[*v];
-            let lmc = fabric.port(PortRef::new(v.pf.node, v.pf.port)).map_or(0, |p| p.lmc);
-            out.set_lid(PortRef::new(nid, 1), v.pf.lid, lmc).map_err(bad)?;
+            let lmc = fabric
+                .port(PortRef::new(v.pf.node, v.pf.port))
+                .map_or(0, |p| p.lmc);
+            out.set_lid(PortRef::new(nid, 1), v.pf.lid, lmc)
+                .map_err(bad)?;
         } else {
             for p in n.addressable_ports() {
                 let port = &fabric.ports(o)[p as usize];
@@ -313,7 +323,10 @@ impl VSwitchFtree {
     }
 
     /// Routes `fabric` and returns the tables with the physical view used.
-    pub fn route_with_view(&self, fabric: &Fabric) -> Result<(Routing, PhysicalView), RoutingError> {
+    pub fn route_with_view(
+        &self,
+        fabric: &Fabric,
+    ) -> Result<(Routing, PhysicalView), RoutingError> {
         fabric
             .lid_table()
             .map_err(|e| unsupported(format!("the fabric's LIDs are unusable: {e}")))?;
@@ -326,18 +339,24 @@ impl VSwitchFtree {
             RoutingError::Unsupported { reason, .. } => unsupported(reason),
             other => other,
         })?;
-        let map: Vec<NodeId> = tree.sw.iter().map(|s| view.original[s.node.index()]).collect();
+        let map: Vec<NodeId> = tree
+            .sw
+            .iter()
+            .map(|s| view.original[s.node.index()])
+            .collect();
         let mut tables = ForwardingTables::new(fabric);
 
         // Pass 1: VMs, weighted.
-        let running: Option<HashSet<u16>> =
-            self.running.as_ref().map(|r| r.iter().map(|l| l.0).collect());
+        let running: Option<HashSet<u16>> = self
+            .running
+            .as_ref()
+            .map(|r| r.iter().map(|l| l.0).collect());
         let is_running = |l: Lid| l.is_set() && running.as_ref().is_none_or(|r| r.contains(&l.0));
         let by_pf: HashMap<u16, &VSwitchInfo> =
             view.vswitches.iter().map(|v| (v.pf.lid.0, v)).collect();
         let pf_slots = leaf_slots(&tree, None)?;
         // Per leaf: (VM count, PF LID, leaf port, VM LIDs).
-        let mut leaves: Vec<Vec<(u64, u16, PortNum, Vec<u16>)>> = Vec::new();
+        let mut leaves: Vec<Vec<LeafHyp>> = Vec::new();
         let mut lcm = 1u64;
         for row in &pf_slots {
             let mut hyps = Vec::new();
@@ -372,7 +391,10 @@ impl VSwitchFtree {
         }
         let width = tree.max_cn_per_leaf as usize;
         let destinations = (leaves.len() * width.max(1)) as u64;
-        if lcm.checked_mul(destinations + 1).is_none_or(|x| x > MAX_COUNTER) {
+        if lcm
+            .checked_mul(destinations + 1)
+            .is_none_or(|x| x > MAX_COUNTER)
+        {
             return Err(unsupported(
                 "VM weights would overflow the 48-bit port counters",
             ));
@@ -428,7 +450,12 @@ fn finish(
     let lids: Vec<(Lid, PortRef)> = fabric.lid_ports().map(|(p, port)| (port.lid, p)).collect();
     for v in &view.vswitches {
         let mut copy = vec![v.lid];
-        copy.extend(v.vfs.iter().filter(|f| f.lid.is_set() && !is_running(f.lid)).map(|f| f.lid));
+        copy.extend(
+            v.vfs
+                .iter()
+                .filter(|f| f.lid.is_set() && !is_running(f.lid))
+                .map(|f| f.lid),
+        );
         for &sw in &physical {
             let pf_port = tables.get(sw, v.pf.lid);
             for &l in &copy {

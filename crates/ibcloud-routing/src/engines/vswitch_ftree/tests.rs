@@ -17,8 +17,10 @@ fn fig2() -> (Fabric, [NodeId; 2], [NodeId; 2], Vec<Lid>) {
     let rate = LinkRate::default();
     for (i, &l) in [l1, l2].iter().enumerate() {
         let p = i as u8 + 1;
-        b.connect(PortRef::new(l, 1), PortRef::new(r1, p), rate).unwrap();
-        b.connect(PortRef::new(l, 2), PortRef::new(r2, p), rate).unwrap();
+        b.connect(PortRef::new(l, 1), PortRef::new(r1, p), rate)
+            .unwrap();
+        b.connect(PortRef::new(l, 2), PortRef::new(r2, p), rate)
+            .unwrap();
     }
     let mut lids: Vec<(NodeId, u8, u16)> = vec![(r1, 0, 1), (r2, 0, 2), (l1, 0, 3), (l2, 0, 4)];
     let mut next = 5u16;
@@ -27,12 +29,18 @@ fn fig2() -> (Fabric, [NodeId; 2], [NodeId; 2], Vec<Lid>) {
     for (leaf, port, n) in [(l1, 3, 2), (l1, 4, 2), (l2, 3, 3), (l2, 4, 1)] {
         let v = sw(&mut b, g, 1 + 1 + n, "vsw");
         g += 1;
-        b.connect(PortRef::new(v, 1), PortRef::new(leaf, port), rate).unwrap();
+        b.connect(PortRef::new(v, 1), PortRef::new(leaf, port), rate)
+            .unwrap();
         lids.push((v, 0, next));
         next += 1;
         for k in 0..=n {
             let ca = b
-                .add_node(NodeSpec::new(NodeKind::Ca, Guid(g), 1, if k == 0 { "pf" } else { "vf" }))
+                .add_node(NodeSpec::new(
+                    NodeKind::Ca,
+                    Guid(g),
+                    1,
+                    if k == 0 { "pf" } else { "vf" },
+                ))
                 .unwrap();
             g += 1;
             b.connect(PortRef::new(ca, 1), PortRef::new(v, 2 + k as u8), rate)
@@ -66,7 +74,9 @@ fn finds_the_four_vswitches() {
 #[test]
 fn fig2_weighted_routes() {
     let (f, roots, leaves, vms) = fig2();
-    let r = VSwitchFtree::new(&EngineOptions::default()).route(&f).unwrap();
+    let r = VSwitchFtree::new(&EngineOptions::default())
+        .route(&f)
+        .unwrap();
     let t = &r.tables;
     // Which root a VM's traffic comes down from: the root whose entry points
     // at the VM's leaf (root port 1 = L1, 2 = L2), and the leaves' up ports.
@@ -97,7 +107,8 @@ fn fig2_weighted_routes() {
     assert_eq!(t.get(v[0].node, vms[4]), Some(1));
     assert_eq!(t.get(v[0].node, v[0].lid), Some(0));
     assert_eq!(t.get(leaves[0], v[0].lid), t.get(leaves[0], v[0].pf.lid));
-    let report = crate::verify::verify(&f, t, None, &crate::verify::VerifyOptions::default()).unwrap();
+    let report =
+        crate::verify::verify(&f, t, None, &crate::verify::VerifyOptions::default()).unwrap();
     assert!(report.ok(), "{report:?}");
 }
 
