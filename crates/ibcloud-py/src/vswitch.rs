@@ -193,7 +193,6 @@ impl PyVirtualFabric {
                 })
                 .cloned()
                 .collect();
-            let after = inner.tables_after(&plan);
             let mut lids = vec![plan.vm_lid];
             lids.extend(plan.swapped_lid);
             let f = inner.fabric();
@@ -219,6 +218,7 @@ impl PyVirtualFabric {
             });
             if check {
                 // Reachability of the moved LIDs under the new tables, on the new placement.
+                let after = inner.tables_after(&plan);
                 let mut next = inner.clone();
                 next.apply(&plan)?;
                 let r = reachability(next.fabric(), &after, &lids);
