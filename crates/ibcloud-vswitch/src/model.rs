@@ -529,3 +529,56 @@ fn parse_num(s: &str) -> Option<u64> {
         s.parse().ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ibcloud_fabric::generate::preset;
+
+    #[test]
+    fn dynamic_boot_refuses_when_lids_run_out_and_changes_nothing() {
+        let p = preset("4-ary-2-full").unwrap().build().unwrap();
+        let mut vf = VirtualFabric::virtualize(&p, 2, Scheme::Dynamic).unwrap();
+        vf.boot_vm("a", 0).unwrap();
+        // Every other unicast LID taken (as if by VMs elsewhere in the subnet).
+        vf.lid_used.iter_mut().skip(1).for_each(|u| *u = true);
+        let tables = vf.tables.clone();
+        let err = vf.boot_vm("b", 1).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                VSwitchError::LidExhausted {
+                    scheme: "dynamic",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert_eq!(vf.tables, tables);
+        assert_eq!(vf.num_vms(), 1);
+        assert!(vf.hyps[1]
+            .vfs
+            .iter()
+            .all(|f| f.vm.is_none() && !f.lid.is_set()));
+        // Shutdown releases the LID, and the next boot takes it.
+        let a = vf.find_vm("a").unwrap();
+        let lid = vf.vm(a).unwrap().lid;
+        assert_eq!(vf.shutdown_vm(a).unwrap(), 12);
+        assert_eq!(vf.boot_vm("b", 1).unwrap().lid, lid);
+    }
+
+    #[test]
+    fn vm_addresses() {
+        let p = preset("4-ary-2-full").unwrap().build().unwrap();
+        let mut vf = VirtualFabric::virtualize(&p, 2, Scheme::Prepopulated).unwrap();
+        let r = vf.boot_vm("a", 3).unwrap();
+        assert_eq!(r.switch_smps, 0);
+        assert_eq!(r.lid, vf.hyps[3].vfs[0].lid);
+        let vm = vf.vm(r.vm).unwrap();
+        assert_eq!(vm.gid() >> 64, GID_PREFIX as u128);
+        assert_eq!(vf.find_vm(&vm.lid.0.to_string()).unwrap(), r.vm);
+        assert_eq!(vf.find_hypervisor("hca-00004").unwrap(), 3);
+        assert_eq!(vf.find_hypervisor("#3").unwrap(), 3);
+        assert!(Scheme::parse("static").is_err());
+    }
+}
