@@ -7,7 +7,10 @@
 //! of old and new routes: a channel is a directed link between two switches
 //! (vSwitches included), and for every destination LID, a switch whose old
 //! or new entry sends it on channel c1 into a switch whose old or new entry
-//! sends it on c2 makes c2 depend on c1. A cycle means the transition can
+//! sends it on c2 makes c2 depend on c1 — except at a vSwitch, which is an
+//! HCA: a packet reaching it from the leaf goes to a VF or is dropped, never
+//! back up (so old and new vSwitch entries cannot bounce a packet between
+//! leaf and hypervisor). A cycle means the transition can
 //! deadlock, and the migration should use the partially static scheme: its
 //! invalidation phase only removes routes (old ∪ dropped = old) and its
 //! update phase only adds the new ones (dropped ∪ new = new), so each phase
@@ -143,6 +146,12 @@ pub fn transition(vf: &VirtualFabric, plan: &Plan) -> TransitionReport {
     lids.sort_unstable();
     lids.dedup();
     let switches: Vec<NodeId> = fabric.switches().collect();
+    // A vSwitch is its hypervisor's HCA: what reaches it from the leaf is
+    // delivered to a VF or dropped, never sent back up.
+    let mut is_vswitch = vec![false; fabric.num_nodes()];
+    for h in vf.hypervisors() {
+        is_vswitch[h.vswitch.index()] = true;
+    }
     // Channel of (switch, port) when it leads to a switch.
     let chan = |sw: NodeId, p: u8| -> Option<(u32, NodeId)> {
         if p == NO_PORT || p == 0 {
@@ -170,6 +179,9 @@ pub fn transition(vf: &VirtualFabric, plan: &Plan) -> TransitionReport {
                     continue;
                 }
                 let Some((c1, v)) = chan(u, p) else { continue };
+                if is_vswitch[v.index()] {
+                    continue;
+                }
                 let ev = entries(v, lid);
                 for (j, &q) in ev.iter().enumerate() {
                     if j == 1 && q == ev[0] {

@@ -358,3 +358,23 @@ fn ftree_minrc_refuses_a_non_fat_tree() {
     let lids: Vec<_> = vf.vms().map(|v| v.lid).collect();
     assert!(reachability(vf.fabric(), vf.tables(), &lids).ok());
 }
+
+/// Intra-leaf moves never need the partially static scheme; moves that leave
+/// the leaf do when an ancestor still points down while a switch below it
+/// already points up.
+#[test]
+fn which_migrations_need_partially_static() {
+    let p = preset("4-ary-2-full").unwrap().build().unwrap();
+    let mut vf = VirtualFabric::virtualize(&p, 2, Scheme::Dynamic).unwrap();
+    for h in 0..32 {
+        vf.boot_vm(&format!("vm{h}"), h).unwrap();
+    }
+    vf.reroute().unwrap();
+    let vm = vf.find_vm("vm0").unwrap();
+    let local = vf.plan_migration(vm, 1, Method::FtreeMinRc, false).unwrap();
+    assert!(transition(&vf, &local).deadlock_free);
+    let far = vf.plan_migration(vm, 31, Method::FtreeMinRc, false).unwrap();
+    let t = transition(&vf, &far);
+    assert!(t.needs_partially_static);
+    assert!(!t.cycle.is_empty());
+}
