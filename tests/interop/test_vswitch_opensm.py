@@ -43,7 +43,11 @@ def test_vswitch_ftree_tables_installed_by_opensm_and_checked(preset: str, vfs: 
     assert installed.differences(ours) == []
     fdbs = tmp_path / "opensm.fdbs"
     write_fdbs(ours, fdbs)
-    verdict = ibdmchk(run.subnet_lst, fdbs)
+    try:
+        verdict = ibdmchk(run.subnet_lst, fdbs)
+    finally:
+        first.remove()
+        run.remove()
     assert verdict.connected, verdict.output[-2000:]
     assert verdict.credit_loops is False, verdict.output[-2000:]
     n = vf.fabric().num_cas
