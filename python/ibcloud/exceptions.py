@@ -10,6 +10,8 @@
     ├── RoutingError                  a fabric an engine cannot route, an unknown engine
     ├── AnalysisError                 a pattern that does not fit the nodes, unknown endpoints
     ├── ReconfigError                 an event or reconfiguration that cannot be done
+    ├── VSwitchError                  a refused vSwitch operation (no free VF, unknown VM, ...)
+    ├── SimulationError               a simulation that cannot start, or stopped (deadlock, budget)
     └── InternalError                 a bug: the core panicked
 
 File access errors are ordinary :class:`OSError` subclasses
@@ -33,8 +35,10 @@ from ibcloud._native import (
     ParseError,
     ReconfigError,
     RoutingError,
+    SimulationError,
     TopologyError,
     UnsupportedError,
+    VSwitchError,
 )
 
 __all__ = [
@@ -45,10 +49,8 @@ __all__ = [
     "ParseError",
     "ReconfigError",
     "RoutingError",
+    "SimulationError",
     "TopologyError",
     "UnsupportedError",
+    "VSwitchError",
 ]
-
-from ibcloud._native import SimulationError  # noqa: E402  (netsim: bad scenario, deadlock, budget)
-
-__all__.append("SimulationError")

@@ -99,3 +99,10 @@ pyo3::create_exception!(
     IbcloudError,
     "A simulation that cannot start (bad traffic, configuration or events) or that stopped (credit deadlock, budget)."
 );
+
+pyo3::create_exception!(
+    ibcloud.exceptions,
+    VSwitchError,
+    IbcloudError,
+    "A vSwitch operation refused: unknown VM or hypervisor, no free VF, LID space exhausted, FTreeMinRC on a non-fat-tree. The virtual fabric is left unchanged."
+);

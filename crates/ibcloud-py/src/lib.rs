@@ -24,6 +24,7 @@ mod netsim;
 mod partitions;
 mod routing;
 mod summary;
+mod vswitch;
 
 use pyo3::prelude::*;
 
@@ -71,5 +72,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     reconfig::register(m)?;
     netsim::register(m)?;
     partitions::register(m)?;
+    vswitch::register(m)?;
     Ok(())
 }

@@ -51,6 +51,11 @@ const ENGINES: &[(&str, &str, Constructor)] = &[
         "pFTree-Wt: partition-aware fat-tree routing balanced by node traffic weights",
         crate::engines::pftree::Pftree::wt,
     ),
+    (
+        "vswitch-ftree",
+        "Paper V's vSwitchFatTree: ftree with weighted VM routes behind SR-IOV vSwitches",
+        crate::engines::vswitch_ftree::VSwitchFtree::boxed,
+    ),
 ];
 
 /// Names of the registered engines, in registry order.

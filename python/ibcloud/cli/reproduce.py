@@ -33,6 +33,8 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
                  "Papers III/IV: sub-tree reconfiguration, NoFTree, SlimUpdate, metabase-aided routing"),
     "pftree": ("ibcloud.pftree.reproduction",
                "Seed 002: pFTree, pFTree-Ext isolation and pFTree-Wt balance (Figs. 10-11, 13-15, Table 4)"),
+    "vswitch": ("ibcloud.vswitch.reproduction",
+                "Papers II/V: SR-IOV vSwitch — Table I/2, FTreeMinRC marking (Table 3), Fig. 8 migration campaign"),
 }
 
 

@@ -309,6 +309,13 @@ impl Fabric {
         Ok(())
     }
 
+    /// Replaces a node's description (unknown ids are ignored).
+    pub fn set_description(&mut self, id: NodeId, description: String) {
+        if let Some(n) = self.nodes.get_mut(id.index()) {
+            n.description = description;
+        }
+    }
+
     /// Removes every LID.
     pub fn clear_lids(&mut self) {
         for p in &mut self.ports {

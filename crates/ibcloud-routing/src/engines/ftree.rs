@@ -61,7 +61,7 @@
 //! [`crate::graph::SwitchGraph`]: it needs the CA ports and OpenSM's order.
 
 pub(crate) mod build;
-mod route;
+pub(crate) mod route;
 pub(crate) mod slots;
 
 use ibcloud_fabric::lft::ForwardingTables;

@@ -7,3 +7,4 @@ pub mod minhop;
 pub mod pftree;
 mod ucast_mgr;
 pub mod updn;
+pub mod vswitch_ftree;

@@ -50,10 +50,19 @@ const MAX_HOPS: u8 = 0xFC;
 const NONE: u32 = u32::MAX;
 /// "Remote is a CA" in an [`Entry`].
 const NO_SW: u16 = u16::MAX;
+/// Bits of a sort key below the counter: the tuple rank of the remote switch.
+/// Switches have distinct unicast LIDs, so there are fewer than 0xC000 tuple
+/// ranks and 16 bits hold them all (an untupled switch sorts as 0xFFFF, after
+/// every assigned rank, as OpenSM's all-0xFF tuple does); the counter gets
+/// the upper 48 bits, room for the weighted counters of `vswitch-ftree`.
+const SHIFT: u32 = 16;
 /// One unit of a counter in a sort key.
-const COUNT: u64 = 1 << 32;
+const COUNT: u64 = 1 << SHIFT;
 /// The tuple-rank part of a sort key.
-const TIE: u64 = 0xFFFF_FFFF;
+const TIE: u64 = COUNT - 1;
+/// The most a counter may reach (48 bits); `vswitch-ftree` checks its weights
+/// against it before routing.
+pub(crate) const MAX_COUNTER: u64 = (1 << (64 - SHIFT)) - 1;
 
 /// What lies below a switch.
 const BELOW_NOTHING: u8 = 0;
@@ -63,7 +72,7 @@ const BELOW_SWITCHES: u8 = 2;
 /// One port group in a switch's list (16 bytes).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// Counter << 32 | tuple rank of the remote switch. The counter is the
+    /// Counter << SHIFT | tuple rank of the remote switch. The counter is the
     /// up-going one for down and sibling groups and the down-going one for up
     /// groups: the only counters OpenSM ever raises on each kind.
     key: u64,
@@ -94,7 +103,7 @@ impl Lists {
             e.extend(pick(s).iter().map(|&g| {
                 let g = &t.groups[g as usize];
                 Entry {
-                    key: g.remote_trank as u64,
+                    key: (g.remote_trank as u64).min(TIE),
                     port: g.first_port,
                     remote: if g.remote_is_sw {
                         g.remote as u16
@@ -193,13 +202,35 @@ fn classes(t: &Tree, down: &Lists) -> (Vec<u32>, usize) {
     (class, n)
 }
 
+/// Which routing passes to run after the compute nodes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Passes {
+    /// Non-compute-node CA ports.
+    pub(crate) non_cns: bool,
+    /// Switch LIDs.
+    pub(crate) switches: bool,
+}
+
+impl Passes {
+    /// OpenSM's three passes.
+    pub(crate) const ALL: Passes = Passes {
+        non_cns: true,
+        switches: true,
+    };
+    /// Compute nodes only.
+    pub(crate) const CNS: Passes = Passes {
+        non_cns: false,
+        switches: false,
+    };
+}
+
 #[derive(Clone, Copy)]
 enum Side {
     Down,
     Sib,
 }
 
-pub(super) struct Router<'a> {
+pub(crate) struct Router<'a> {
     t: &'a Tree,
     /// Per leaf, the compute nodes (or dummies) in routing order.
     slots: &'a [Vec<Option<Slot>>],
@@ -210,8 +241,13 @@ pub(super) struct Router<'a> {
     rport: Vec<u8>,
     /// Per port: OpenSM's up-going and down-going port counters (kept for
     /// groups of several ports only: a lone port is always the least loaded).
-    port_up: Vec<u32>,
-    port_down: Vec<u32>,
+    port_up: Vec<u64>,
+    port_down: Vec<u64>,
+    /// Weight of the destination being routed: what its routes add to the
+    /// counters (1 in OpenSM; a VM's share of its vSwitch in `vswitch-ftree`).
+    w: u64,
+    /// Weight of a dummy compute node.
+    dummy_weight: u64,
     /// Per switch: BELOW_*.
     below: Vec<u8>,
     is_root: Vec<bool>,
@@ -287,7 +323,7 @@ impl Sink<'_, '_> {
 }
 
 impl<'a> Router<'a> {
-    pub(super) fn new(t: &'a Tree, slots: &'a [Vec<Option<Slot>>]) -> Self {
+    pub(crate) fn new(t: &'a Tree, slots: &'a [Vec<Option<Slot>>]) -> Self {
         let n = t.sw.len();
         let down = Lists::new(t, |s| &s.down);
         let up = Lists::new(t, |s| &s.up);
@@ -314,6 +350,8 @@ impl<'a> Router<'a> {
             rport: t.ports.iter().map(|p| p.remote_port).collect(),
             port_up: vec![0; t.ports.len()],
             port_down: vec![0; t.ports.len()],
+            w: 1,
+            dummy_weight: 1,
             below,
             is_root: t.sw.iter().map(|s| s.rank == 0).collect(),
             changed: vec![false; n],
@@ -329,9 +367,27 @@ impl<'a> Router<'a> {
         }
     }
 
+    /// Dummy compute nodes add `w` to the counters instead of 1.
+    pub(crate) fn with_dummy_weight(mut self, w: u64) -> Self {
+        self.dummy_weight = w;
+        self
+    }
+
     /// Routes everything and writes the LFTs.
-    pub(super) fn run(mut self, tables: &mut ForwardingTables) -> Result<(), RoutingError> {
+    pub(super) fn run(self, tables: &mut ForwardingTables) -> Result<(), RoutingError> {
         let nodes: Vec<NodeId> = self.t.sw.iter().map(|s| s.node).collect();
+        self.run_passes(tables, &nodes, Passes::ALL)
+    }
+
+    /// Routes the chosen passes and writes the LFTs of tree switch `s` into
+    /// `tables` as node `nodes[s]`.
+    pub(crate) fn run_passes(
+        mut self,
+        tables: &mut ForwardingTables,
+        nodes: &[NodeId],
+        passes: Passes,
+    ) -> Result<(), RoutingError> {
+        let nodes = nodes.to_vec();
         let lids = nodes.first().map_or(0, |&n| tables.table(n).len());
         let threaded = nodes.len() * lids >= THREAD_MIN_ENTRIES;
         let tables = Mutex::new(tables);
@@ -356,8 +412,12 @@ impl<'a> Router<'a> {
                 sink.thread = writer.ok().map(|_| tx);
             }
             self.route_to_cns(&mut sink);
-            self.route_to_non_cns(&mut sink);
-            self.route_to_switches(&mut sink);
+            if passes.non_cns {
+                self.route_to_non_cns(&mut sink);
+            }
+            if passes.switches {
+                self.route_to_switches(&mut sink);
+            }
             let last = std::mem::take(&mut self.chunk);
             sink.take(last);
             // Dropping the sender ends the writer; the scope waits for it.
@@ -399,12 +459,14 @@ impl<'a> Router<'a> {
             let leaf = self.t.leaves[li];
             for k in 0..self.slots[li].len() {
                 match self.slots[li][k] {
-                    Some(Slot { lid, port }) => {
+                    Some(Slot { lid, port, weight }) => {
+                        self.w = weight;
                         self.start(leaf, port, 1);
                         self.down_by_up(leaf, NONE, lid, true, 1);
                         self.emit(lid, sink);
                     }
                     None => {
+                        self.w = self.dummy_weight;
                         self.start(leaf, NO_PATH, 1);
                         self.down_by_up(leaf, NONE, 0, true, 1);
                     }
@@ -414,6 +476,7 @@ impl<'a> Router<'a> {
     }
 
     fn route_to_non_cns(&mut self, sink: &mut Sink) {
+        self.w = 1;
         for c in 0..self.t.ca.len() {
             for k in 0..self.t.ca[c].ports.len() {
                 let p = &self.t.ca[c].ports[k];
@@ -429,6 +492,7 @@ impl<'a> Router<'a> {
     }
 
     fn route_to_switches(&mut self, sink: &mut Sink) {
+        self.w = 1;
         for s in 0..self.t.sw.len() as u32 {
             if self.t.sw[s as usize].removed {
                 continue;
@@ -443,7 +507,7 @@ impl<'a> Router<'a> {
     /// The least loaded port of a group and its remote port number: the first
     /// port with the smallest counter.
     #[inline]
-    fn min_port(&self, e: &Entry, counters: &[u32]) -> (usize, u8) {
+    fn min_port(&self, e: &Entry, counters: &[u64]) -> (usize, u8) {
         let first = e.port as usize;
         if e.span <= 1 {
             return (first, e.rport);
@@ -549,7 +613,7 @@ impl<'a> Router<'a> {
         };
         if routed {
             if e.span > 1 {
-                self.port_up[p] += 1;
+                self.port_up[p] += self.w;
             }
             let list = match side {
                 Side::Down => &mut self.down,
@@ -559,7 +623,7 @@ impl<'a> Router<'a> {
             // a path back to `sw`, which has fewer hops), but look it up anyway.
             let k = if moved { list.find(sw, r, k) } else { Some(k) };
             if let Some(k) = k {
-                list.e[k].key += COUNT;
+                list.e[k].key += self.w * COUNT;
             }
             self.changed[sw as usize] = true;
         }
@@ -582,8 +646,8 @@ impl<'a> Router<'a> {
         } else {
             list.bubble_sort(s, |x, y| {
                 let (kx, ky) = (x.key & mask, y.key & mask);
-                if kx >> 32 != ky >> 32 {
-                    return kx >> 32 < ky >> 32;
+                if kx >> SHIFT != ky >> SHIFT {
+                    return kx >> SHIFT < ky >> SHIFT;
                 }
                 if load(x.remote) > load(y.remote) {
                     return false;
@@ -614,12 +678,12 @@ impl<'a> Router<'a> {
         if main {
             let e = self.up.e[a];
             let (p, rport) = self.min_port(&e, &self.port_down);
-            self.up.e[a].key += COUNT;
+            self.up.e[a].key += self.w * COUNT;
             if e.span > 1 {
-                self.port_down[p] += 1;
+                self.port_down[p] += self.w;
             }
-            let counter = (self.up.e[a].key >> 32) as u32;
-            if counter == self.min_counter_down[m as usize].wrapping_add(1) {
+            let counter = self.up.e[a].key >> SHIFT;
+            if counter == u64::from(self.min_counter_down[m as usize]) + self.w {
                 self.recalculate_min_counter_down(m);
             }
             if self.lft[m as usize] == NO_PATH || next < self.hops[m as usize] {
@@ -657,10 +721,10 @@ impl<'a> Router<'a> {
                 // OpenSM credits the group chosen for the main path and the
                 // port just used towards the sibling.
                 if let Some(k) = self.up.find(sw, min_remote, a) {
-                    self.up.e[k].key += COUNT;
+                    self.up.e[k].key += self.w * COUNT;
                 }
                 if e.span > 1 {
-                    self.port_down[p] += 1;
+                    self.port_down[p] += self.w;
                 }
             }
         }

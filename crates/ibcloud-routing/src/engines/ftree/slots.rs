@@ -21,6 +21,8 @@ use crate::engine::RoutingError;
 pub(crate) struct Slot {
     pub(crate) lid: u16,
     pub(crate) port: PortNum,
+    /// What routing it adds to the port counters (1 in OpenSM).
+    pub(crate) weight: u64,
 }
 
 /// Per leaf (in `tree.leaves` order), `max_cn_per_leaf` slots.
@@ -95,6 +97,7 @@ fn port_order(tree: &Tree, leaf: u32) -> Vec<Slot> {
         out.push(Slot {
             lid: g.remote_lid,
             port: tree.ports[g.first_port as usize].port,
+            weight: 1,
         });
     }
     out
