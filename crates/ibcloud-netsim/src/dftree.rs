@@ -445,7 +445,10 @@ impl Dftree {
             entries: changes.len(),
         });
         for a in changes {
-            self.pending.push(TimedAction { time: applied, action: a });
+            self.pending.push(TimedAction {
+                time: applied,
+                action: a,
+            });
         }
     }
 }
@@ -472,11 +475,7 @@ impl Controller for Dftree {
             self.snapshot = vec![PortCounters::default(); view.slots.len()];
         }
         if self.link_state.is_empty() {
-            self.link_state = view
-                .slots
-                .iter()
-                .map(|s| s.remote != u32::MAX)
-                .collect();
+            self.link_state = view.slots.iter().map(|s| s.remote != u32::MAX).collect();
         }
         if self.cfg.reroute && self.link_state.as_slice() != view.link_up {
             self.link_state = view.link_up.to_vec();
@@ -531,8 +530,8 @@ mod tests {
             interval: MS,
             ..DftreeConfig::default()
         };
-        let mut d = Dftree::from_parts(cfg, vec![Vec::new(); 4], vec![true, false, false, false])
-            .unwrap();
+        let mut d =
+            Dftree::from_parts(cfg, vec![Vec::new(); 4], vec![true, false, false, false]).unwrap();
         let s = slots();
         let prev = vec![PortCounters::default(); s.len()];
         let mut now = prev.clone();
