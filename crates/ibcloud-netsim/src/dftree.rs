@@ -493,6 +493,51 @@ impl Controller for Dftree {
     }
 }
 
+/// One run of [`run_many`]: settings, traffic, simulated time, dFtree's
+/// settings (none: no controller) and scheduled events.
+#[derive(Clone, Debug)]
+pub struct DftreeRun {
+    /// Settings, traffic and duration.
+    pub run: crate::sweep::RunSpec,
+    /// dFtree, or none for the run without it.
+    pub dftree: Option<DftreeConfig>,
+    /// Run-time events (link failures, …).
+    pub events: Vec<TimedAction>,
+}
+
+/// Runs many simulations with or without dFtree on all cores; results (and
+/// dFtree's log) in input order.
+pub fn run_many(
+    fabric: &Fabric,
+    tables: &ForwardingTables,
+    runs: &[DftreeRun],
+) -> Vec<Result<(crate::SimResult, Vec<DftreeEvent>), crate::NetsimError>> {
+    use rayon::prelude::*;
+    runs.par_iter()
+        .map(|r| {
+            let mut sim = crate::Simulation::new(
+                fabric,
+                tables,
+                &r.run.config,
+                &r.run.traffic,
+                r.run.end,
+            )?;
+            sim.schedule(&r.events)?;
+            let mut log = None;
+            if let Some(c) = &r.dftree {
+                let d = Dftree::new(fabric, tables, c.clone()).map_err(crate::NetsimError::Config)?;
+                log = Some(d.log());
+                sim.set_controller(Box::new(d));
+            }
+            let res = sim.run()?;
+            let events = log
+                .and_then(|l| l.lock().ok().map(|v| v.clone()))
+                .unwrap_or_default();
+            Ok((res, events))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@
 
 mod analysis;
 mod cloud;
+mod dftree;
 mod error;
 mod exceptions;
 mod fabric;
@@ -70,6 +71,7 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cloud::register(m)?;
     reconfig::register(m)?;
     netsim::register(m)?;
+    dftree::register(m)?;
     partitions::register(m)?;
     Ok(())
 }
