@@ -1173,6 +1173,43 @@ impl Simulation {
         (sl, self.flow_vl_for_sl(s, sl))
     }
 
+    /// A QP's SL lives in its context: after a host agent changes the SL
+    /// for `dst`, the host's messages to `dst` that have not started move to
+    /// the new VL's queue (in order, behind what is there). The message at
+    /// the head of each queue stays (it may be partly sent).
+    fn requeue_to(&mut self, host: u32, dst: u32) {
+        for f in 0..self.flows.len() {
+            if self.flows[f].def.src != host {
+                continue;
+            }
+            let (nsl, nvl) = self.msg_sl_vl(f, dst);
+            let v = self.v;
+            let fl = &mut self.flows[f];
+            let mut moved = Vec::new();
+            for vl in 0..v {
+                let q = &mut fl.backlog[vl];
+                if vl == nvl as usize || q.len() <= 1 || !q.iter().skip(1).any(|m| m.dst == dst) {
+                    continue;
+                }
+                let Some(front) = q.pop_front() else {
+                    continue;
+                };
+                let (mv, keep): (VecDeque<Msg>, VecDeque<Msg>) =
+                    q.drain(..).partition(|m| m.dst == dst);
+                *q = keep;
+                q.push_front(front);
+                moved.extend(mv);
+            }
+            if !moved.is_empty() {
+                for mut m in moved {
+                    m.sl = nsl;
+                    fl.backlog[nvl as usize].push_back(m);
+                }
+                self.activate(f as u32);
+            }
+        }
+    }
+
     fn push_msg(&mut self, f: usize, dst: u32, size: u32) {
         let (sl, vl) = self.msg_sl_vl(f, dst);
         let now = self.now;
@@ -1464,14 +1501,17 @@ impl Simulation {
                 f.c.sl = sl;
             }
             Action::SetDestinationSl { dst, sl } => self.dst_sl[dst as usize] = sl.unwrap_or(NO_SL),
-            Action::SetHostDestinationSl { host, dst, sl } => match sl {
-                Some(sl) => {
-                    self.host_dst_sl.insert((host, dst), sl);
+            Action::SetHostDestinationSl { host, dst, sl } => {
+                match sl {
+                    Some(sl) => {
+                        self.host_dst_sl.insert((host, dst), sl);
+                    }
+                    None => {
+                        self.host_dst_sl.remove(&(host, dst));
+                    }
                 }
-                None => {
-                    self.host_dst_sl.remove(&(host, dst));
-                }
-            },
+                self.requeue_to(host, dst);
+            }
             Action::SetSl2Vl {
                 node,
                 in_port,
