@@ -66,6 +66,9 @@ pub struct DftreeConfig {
     pub configure_sl2vl: bool,
     /// Send unpath traps when a hot-spot clears (Algorithm 1's else-branch).
     pub unpath: bool,
+    /// Consecutive PM sweeps below T before a mark is cleared (S003: 1, no
+    /// hysteresis; larger values stop a hot-spot near T from flapping).
+    pub clear_sweeps: u32,
     /// Reroute around failed links (the SM's part): entries whose port is
     /// down move to the live port closest to the destination.
     pub reroute: bool,
@@ -89,6 +92,7 @@ impl Default for DftreeConfig {
             slow_vl: 1,
             configure_sl2vl: true,
             unpath: true,
+            clear_sweeps: 1,
             reroute: true,
             reroute_delay: 100 * US,
         }
@@ -109,6 +113,9 @@ impl DftreeConfig {
         }
         if self.fast_sl > 15 || self.slow_sl > 15 || self.fast_sl == self.slow_sl {
             return Err("dftree fast and slow SLs must differ and be 0-15".into());
+        }
+        if self.clear_sweeps == 0 {
+            return Err("dftree clear-sweeps must be at least 1".into());
         }
         if self.fast_vl > 14 || self.slow_vl > 14 || self.fast_vl == self.slow_vl {
             return Err("dftree fast and slow VLs must differ and be 0-14".into());
@@ -198,8 +205,8 @@ pub struct Dftree {
     num_nodes: usize,
     last_pm: Time,
     snapshot: Vec<PortCounters>,
-    /// Marked hot-spot ports: slot → endpoint.
-    hot: BTreeMap<u32, u32>,
+    /// Marked hot-spot ports: slot → (endpoint, sweeps below T so far).
+    hot: BTreeMap<u32, (u32, u32)>,
     /// Contributors per hot-spot endpoint.
     contributors: BTreeMap<u32, BTreeSet<u32>>,
     link_state: Vec<bool>,
@@ -324,8 +331,10 @@ impl Dftree {
             let cong = metrics[p].0;
             let p32 = p as u32;
             if cong > t {
-                if !self.hot.contains_key(&p32) {
-                    self.hot.insert(p32, h);
+                if let Some(m) = self.hot.get_mut(&p32) {
+                    m.1 = 0;
+                } else {
+                    self.hot.insert(p32, (h, 0));
                     self.record(DftreeEvent::Mark {
                         time: view.time,
                         hotspot: h,
@@ -344,6 +353,13 @@ impl Dftree {
                     }
                 }
             } else if cong < t && self.hot.contains_key(&p32) {
+                let below = self.hot.get_mut(&p32).map(|m| {
+                    m.1 += 1;
+                    m.1
+                });
+                if below.unwrap_or(0) < self.cfg.clear_sweeps {
+                    continue;
+                }
                 self.hot.remove(&p32);
                 self.record(DftreeEvent::Unmark {
                     time: view.time,
@@ -515,17 +531,13 @@ pub fn run_many(
     use rayon::prelude::*;
     runs.par_iter()
         .map(|r| {
-            let mut sim = crate::Simulation::new(
-                fabric,
-                tables,
-                &r.run.config,
-                &r.run.traffic,
-                r.run.end,
-            )?;
+            let mut sim =
+                crate::Simulation::new(fabric, tables, &r.run.config, &r.run.traffic, r.run.end)?;
             sim.schedule(&r.events)?;
             let mut log = None;
             if let Some(c) = &r.dftree {
-                let d = Dftree::new(fabric, tables, c.clone()).map_err(crate::NetsimError::Config)?;
+                let d =
+                    Dftree::new(fabric, tables, c.clone()).map_err(crate::NetsimError::Config)?;
                 log = Some(d.log());
                 sim.set_controller(Box::new(d));
             }

@@ -23,8 +23,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn parse(text: &str) -> PyResult<DftreeConfig> {
     let c: DftreeConfig = serde_json::from_str(text)
         .map_err(|e| sim_err(NetsimError::Config(format!("dftree settings: {e}"))))?;
-    c.validate()
-        .map_err(|e| sim_err(NetsimError::Config(e)))?;
+    c.validate().map_err(|e| sim_err(NetsimError::Config(e)))?;
     Ok(c)
 }
 
@@ -88,8 +87,8 @@ fn dftree_simulate_many(
         };
         let events = match ev {
             Some(text) => {
-                let sim = Simulation::new(f, t, &run.config, &run.traffic, run.end)
-                    .map_err(sim_err)?;
+                let sim =
+                    Simulation::new(f, t, &run.config, &run.traffic, run.end).map_err(sim_err)?;
                 parse_events(text, &|kind, name| sim.resolve_name(f, kind, name))
                     .map_err(sim_err)?
             }

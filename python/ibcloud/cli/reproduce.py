@@ -33,6 +33,8 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
                  "Papers III/IV: sub-tree reconfiguration, NoFTree, SlimUpdate, metabase-aided routing"),
     "pftree": ("ibcloud.pftree.reproduction",
                "Seed 002: pFTree, pFTree-Ext isolation and pFTree-Wt balance (Figs. 10-11, 13-15, Table 4)"),
+    "dftree": ("ibcloud.dftree.reproduction",
+               "Seed 003: dFtree slow lane for hot-spot flows (Exp. I-IV, parking lot, b_eff rings, 648 nodes)"),
 }
 
 

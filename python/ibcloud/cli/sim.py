@@ -185,14 +185,15 @@ def _dftree_options(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
 
     >>> ns = argparse.Namespace(controller="dftree", dftree_interval="1ms", dftree_threshold=None,
     ...     dftree_utilisation=None, dftree_trap_latency=None, dftree_host_delay=None,
-    ...     dftree_max_bandwidth=None, dftree_no_reroute=False)
+    ...     dftree_max_bandwidth=None, dftree_clear_sweeps=None, dftree_no_reroute=False)
     >>> _dftree_options(ns)
     {'interval': '1ms'}
     """
     if getattr(args, "controller", "none") != "dftree":
         return None
     out: Dict[str, Any] = {}
-    for key in ("interval", "threshold", "utilisation", "trap_latency", "host_delay", "max_bandwidth"):
+    for key in ("interval", "threshold", "utilisation", "trap_latency", "host_delay", "max_bandwidth",
+                "clear_sweeps"):
         v = getattr(args, f"dftree_{key}")
         if v is not None:
             out[key] = v
@@ -253,5 +254,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--dftree-host-delay", help="host agent's SL change delay (default 0)")
     cmd.add_argument("--dftree-max-bandwidth", choices=["data", "signalling"],
                      help="utilisation relative to the data (default) or signalling rate")
+    cmd.add_argument("--dftree-clear-sweeps", type=int, help="sweeps below T before a mark clears (default 1)")
     cmd.add_argument("--dftree-no-reroute", action="store_true", help="no SM reroute after link failures")
     cmd.set_defaults(run=_sim)

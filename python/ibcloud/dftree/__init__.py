@@ -37,7 +37,8 @@ def config(**options: Any) -> Dict[str, Any]:
     100000 ticks/s), ``utilisation`` (0.5), ``max_bandwidth`` (``data`` or
     ``signalling``), ``trap_latency`` (10us), ``host_delay`` (0),
     ``fast_sl``/``slow_sl`` (0/1), ``fast_vl``/``slow_vl`` (0/1),
-    ``configure_sl2vl``, ``unpath``, ``reroute``, ``reroute_delay`` (100us).
+    ``configure_sl2vl``, ``unpath``, ``clear_sweeps`` (1: no hysteresis),
+    ``reroute``, ``reroute_delay`` (100us).
     Durations may be strings.
 
     >>> c = config(interval="1ms")
