@@ -20,9 +20,9 @@ mod formats;
 mod generate;
 mod lft;
 mod lids;
+mod reconfig;
 mod netsim;
 mod partitions;
-mod reconfig;
 mod routing;
 mod summary;
 

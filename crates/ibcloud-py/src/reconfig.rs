@@ -277,8 +277,6 @@ fn reconfig_node_order(
     contiguous: bool,
 ) -> PyResult<String> {
     let f = &fabric.inner;
-    let r = detached(py, || {
-        experiments::node_order(f, &patterns, orders, seed, contiguous)
-    })?;
+    let r = detached(py, || experiments::node_order(f, &patterns, orders, seed, contiguous))?;
     json!(&r)
 }
