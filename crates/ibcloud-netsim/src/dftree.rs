@@ -419,6 +419,7 @@ impl Dftree {
                     }
                 }
             }
+            #[allow(clippy::needless_range_loop)] // sw indexes four tables
             for sw in 0..n {
                 if !self.is_switch[sw] || (lid as usize) >= self.lft[sw].len() {
                     continue;
