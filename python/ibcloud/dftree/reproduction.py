@@ -86,7 +86,11 @@ class Check:
 
 @dataclass
 class Reproduction:
-    """All results of one run (tables as lists of dicts)."""
+    """All results of one run (tables as lists of dicts).
+
+    >>> Reproduction().ok
+    True
+    """
 
     testbed: List[Dict[str, Any]] = field(default_factory=list)
     parking_lot: Dict[str, Any] = field(default_factory=dict)
@@ -99,11 +103,19 @@ class Reproduction:
 
     @property
     def ok(self) -> bool:
-        """Every check passed."""
+        """Every check passed.
+
+        >>> Reproduction(checks=[Check("x", "y", False, "")]).ok
+        False
+        """
         return all(c.passed for c in self.checks)
 
     def as_dict(self) -> Dict[str, Any]:
-        """JSON form."""
+        """JSON form.
+
+        >>> sorted(Reproduction().as_dict())[:3]
+        ['checks', 'files', 'paper']
+        """
         return {"settings": self.settings, "testbed": self.testbed, "parking_lot": self.parking_lot,
                 "rings": self.rings, "sim648": self.sim648, "paper": _paper_json(),
                 "checks": [c.as_dict() for c in self.checks], "files": self.files}
@@ -433,7 +445,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-sim", action="store_true", help="skip the 648-node simulation")
 
 
-def render(rep: Reproduction, console) -> None:
+def _render(rep: Reproduction, console) -> None:
     """Prints the tables."""
     from rich.table import Table
 
@@ -512,5 +524,5 @@ def run(args: argparse.Namespace) -> int:
         console = Console(highlight=False)
         if not console.is_terminal:
             console = Console(highlight=False, width=170)
-        render(rep, console)
+        _render(rep, console)
     return 0 if rep.ok else 1
