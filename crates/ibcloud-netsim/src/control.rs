@@ -31,6 +31,17 @@ pub enum Action {
         /// SL, or none to return to each flow's own SL.
         sl: Option<u8>,
     },
+    /// Set the SL the host agent of endpoint `host` uses for its QPs to
+    /// `dst` (S003's Algorithm 2: only that host's flows to that DLID);
+    /// `None` clears it. Takes precedence over [`Action::SetDestinationSl`].
+    SetHostDestinationSl {
+        /// Source endpoint index (the host that got the trap).
+        host: u32,
+        /// Destination endpoint index (the DLID of the trap).
+        dst: u32,
+        /// SL, or none to return to the flow's own SL.
+        sl: Option<u8>,
+    },
     /// Set one SL2VL table: on `node`, for packets entering at `in_port`
     /// (None: every input) and leaving at `out_port` (None: every output).
     SetSl2Vl {
@@ -103,6 +114,9 @@ pub struct SweepView<'a> {
     pub flows: &'a [FlowCounters],
     /// Endpoint index → LID.
     pub endpoint_lids: &'a [u16],
+    /// Per port slot: the link is up (false for unconnected slots and
+    /// links taken down).
+    pub link_up: &'a [bool],
 }
 
 /// Static description of a port slot for controllers.
@@ -129,6 +143,10 @@ pub trait Controller: Send {
     fn on_start(&mut self, _actions: &mut Vec<Action>) {}
     /// Called at every sweep with the counters; push actions to apply now.
     fn on_sweep(&mut self, _view: &SweepView<'_>, _actions: &mut Vec<Action>) {}
+    /// Asked after every sweep, after [`Controller::on_sweep`]: actions to
+    /// apply at a later time (a trap latency, a host-side delay, an SM
+    /// reroute after its sweep). A time in the past means now.
+    fn take_scheduled(&mut self, _later: &mut Vec<TimedAction>) {}
     /// Asked after every sweep: `Some(reason)` stops the run with an error
     /// (e.g. a scripted controller that failed).
     fn stop(&mut self) -> Option<String> {

@@ -157,6 +157,8 @@ pub struct Simulation {
     sink_busy: Vec<bool>,
     sink_rr: Vec<u8>,
     dst_sl: Vec<u8>,
+    // (source endpoint, destination endpoint) → SL set by a host agent.
+    host_dst_sl: std::collections::HashMap<(u32, u32), u8>,
     // Per node: SL2VL by (in, out) port.
     sl2vl: Vec<Vec<[u8; 16]>>,
     hi: Vec<VlArbEntry>,
@@ -355,6 +357,7 @@ impl Simulation {
             sink_busy: vec![false; neps],
             sink_rr: vec![0; neps],
             dst_sl: vec![NO_SL; neps],
+            host_dst_sl: std::collections::HashMap::new(),
             sl2vl,
             hi_limit_bytes: match cfg.vl_arbitration.high_limit {
                 255 => u64::MAX,
@@ -463,6 +466,17 @@ impl Simulation {
             Action::SetDestinationSl { dst, sl } => {
                 if dst as usize >= self.net.num_eps() {
                     return Err(format!("no endpoint {dst}"));
+                }
+                if sl.is_some_and(|s| s > 15) {
+                    return Err("SL is not 0-15".into());
+                }
+            }
+            Action::SetHostDestinationSl { host, dst, sl } => {
+                if dst as usize >= self.net.num_eps() {
+                    return Err(format!("no endpoint {dst}"));
+                }
+                if host as usize >= self.net.num_eps() {
+                    return Err(format!("no endpoint {host}"));
                 }
                 if sl.is_some_and(|s| s > 15) {
                     return Err("SL is not 0-15".into());
@@ -1143,13 +1157,57 @@ impl Simulation {
     /// The SL and VL of a new message from flow `f` to `dst`.
     fn msg_sl_vl(&self, f: usize, dst: u32) -> (u8, u8) {
         let fl = &self.flows[f];
-        let sl = if self.dst_sl[dst as usize] != NO_SL {
+        let host = if self.host_dst_sl.is_empty() {
+            None
+        } else {
+            self.host_dst_sl.get(&(fl.def.src, dst)).copied()
+        };
+        let sl = if let Some(sl) = host {
+            sl
+        } else if self.dst_sl[dst as usize] != NO_SL {
             self.dst_sl[dst as usize]
         } else {
             fl.sl
         };
         let s = self.net.ep_slot[fl.def.src as usize] as usize;
         (sl, self.flow_vl_for_sl(s, sl))
+    }
+
+    /// A QP's SL lives in its context: after a host agent changes the SL
+    /// for `dst`, the host's messages to `dst` that have not started move to
+    /// the new VL's queue (in order, behind what is there). The message at
+    /// the head of each queue stays (it may be partly sent).
+    fn requeue_to(&mut self, host: u32, dst: u32) {
+        for f in 0..self.flows.len() {
+            if self.flows[f].def.src != host {
+                continue;
+            }
+            let (nsl, nvl) = self.msg_sl_vl(f, dst);
+            let v = self.v;
+            let fl = &mut self.flows[f];
+            let mut moved = Vec::new();
+            for vl in 0..v {
+                let q = &mut fl.backlog[vl];
+                if vl == nvl as usize || q.len() <= 1 || !q.iter().skip(1).any(|m| m.dst == dst) {
+                    continue;
+                }
+                let Some(front) = q.pop_front() else {
+                    continue;
+                };
+                let (mv, keep): (VecDeque<Msg>, VecDeque<Msg>) =
+                    q.drain(..).partition(|m| m.dst == dst);
+                *q = keep;
+                q.push_front(front);
+                moved.extend(mv);
+            }
+            if !moved.is_empty() {
+                for mut m in moved {
+                    m.sl = nsl;
+                    fl.backlog[nvl as usize].push_back(m);
+                }
+                self.activate(f as u32);
+            }
+        }
     }
 
     fn push_msg(&mut self, f: usize, dst: u32, size: u32) {
@@ -1328,9 +1386,12 @@ impl Simulation {
                 slots: &self.slot_info,
                 flows: &flows,
                 endpoint_lids: &self.net.ep_lid,
+                link_up: &self.up,
             };
             self.controller.on_sweep(&view, &mut actions);
         }
+        let mut later = Vec::new();
+        self.controller.take_scheduled(&mut later);
         if let Some(why) = self.controller.stop() {
             self.fatal = Some(NetsimError::Event {
                 at: format!("controller at {} ps", self.now),
@@ -1347,6 +1408,21 @@ impl Simulation {
                 return;
             }
             self.apply(&a);
+        }
+        for ta in later {
+            if let Err(problem) = self.check_action(&ta.action) {
+                self.fatal = Some(NetsimError::Event {
+                    at: format!("controller at {} ps", self.now),
+                    problem,
+                });
+                return;
+            }
+            let t = ta.time.max(self.now);
+            if t <= self.end {
+                self.actions.push(ta);
+                let i = (self.actions.len() - 1) as u32;
+                self.push(t, ACTION, i, 0);
+            }
         }
         if let Some(cycle) = self.find_deadlock() {
             self.fatal = Some(NetsimError::Deadlock {
@@ -1425,6 +1501,17 @@ impl Simulation {
                 f.c.sl = sl;
             }
             Action::SetDestinationSl { dst, sl } => self.dst_sl[dst as usize] = sl.unwrap_or(NO_SL),
+            Action::SetHostDestinationSl { host, dst, sl } => {
+                match sl {
+                    Some(sl) => {
+                        self.host_dst_sl.insert((host, dst), sl);
+                    }
+                    None => {
+                        self.host_dst_sl.remove(&(host, dst));
+                    }
+                }
+                self.requeue_to(host, dst);
+            }
             Action::SetSl2Vl {
                 node,
                 in_port,

@@ -53,10 +53,12 @@
 
 pub mod config;
 pub mod control;
+pub mod dftree;
 mod engine;
 pub mod error;
 pub mod stats;
 pub mod sweep;
+pub mod testbed;
 pub mod time;
 mod topo;
 pub mod traffic;
@@ -65,6 +67,7 @@ pub use config::{CcConfig, SimConfig, VlArbEntry, VlArbitration};
 pub use control::{
     parse_events, Action, Controller, NoController, SlotInfo, SweepView, TimedAction,
 };
+pub use dftree::{Dftree, DftreeConfig};
 pub use engine::Simulation;
 pub use error::NetsimError;
 pub use stats::{FlowCounters, FlowSample, FlowSummary, PortCounters, PortSample, SimResult};

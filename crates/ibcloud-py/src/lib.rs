@@ -12,6 +12,7 @@
 
 mod analysis;
 mod cloud;
+mod dftree;
 mod error;
 mod exceptions;
 mod fabric;
@@ -71,6 +72,7 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cloud::register(m)?;
     reconfig::register(m)?;
     netsim::register(m)?;
+    dftree::register(m)?;
     partitions::register(m)?;
     vswitch::register(m)?;
     Ok(())

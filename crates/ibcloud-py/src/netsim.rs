@@ -27,11 +27,11 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-fn sim_err(e: NetsimError) -> PyErr {
+pub(crate) fn sim_err(e: NetsimError) -> PyErr {
     SimulationError::new_err(e.to_string())
 }
 
-fn internal(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+pub(crate) fn internal(payload: Box<dyn std::any::Any + Send>) -> PyErr {
     let what = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -42,13 +42,13 @@ fn internal(payload: Box<dyn std::any::Any + Send>) -> PyErr {
     ))
 }
 
-fn parse_config(text: &str) -> PyResult<SimConfig> {
+pub(crate) fn parse_config(text: &str) -> PyResult<SimConfig> {
     let c: SimConfig =
         serde_json::from_str(text).map_err(|e| sim_err(NetsimError::Config(e.to_string())))?;
     Ok(c)
 }
 
-fn parse_traffic_text(text: &str) -> Result<TrafficSpec, NetsimError> {
+pub(crate) fn parse_traffic_text(text: &str) -> Result<TrafficSpec, NetsimError> {
     let t = text.trim_start();
     if t.starts_with('{') {
         TrafficSpec::from_json(text)
@@ -167,7 +167,7 @@ fn columns<T: Copy>(rows: &[T], f: impl Fn(&T) -> [u8; 8]) -> Vec<u8> {
     out
 }
 
-fn result_to_py(py: Python<'_>, r: SimResult) -> PyResult<Py<PyAny>> {
+pub(crate) fn result_to_py(py: Python<'_>, r: SimResult) -> PyResult<Py<PyAny>> {
     let d = PyDict::new(py);
     let summary = serde_json::json!({
         "end_time": r.end_time,
@@ -247,7 +247,7 @@ fn result_to_py(py: Python<'_>, r: SimResult) -> PyResult<Py<PyAny>> {
 /// `summary` (JSON), `port_series` and `flow_series` (column buffers) and,
 /// with `wall`, the run's wall-clock seconds (setup excluded).
 #[pyfunction]
-#[pyo3(signature = (tables, config, traffic, end, events = None, controller = None, progress = None))]
+#[pyo3(signature = (tables, config, traffic, end, events = None, controller = None, progress = None, dftree = None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
@@ -258,6 +258,7 @@ fn simulate(
     events: Option<&str>,
     controller: Option<Py<PyAny>>,
     progress: Option<Py<PyAny>>,
+    dftree: Option<&str>,
 ) -> PyResult<Py<PyAny>> {
     let cfg = parse_config(config)?;
     let spec = parse_traffic_text(traffic).map_err(sim_err)?;
@@ -275,6 +276,14 @@ fn simulate(
             error: None,
         }));
     }
+    let dftree_log = match dftree {
+        Some(text) => {
+            let (d, log) = crate::dftree::controller(f, t, text)?;
+            sim.set_controller(Box::new(d));
+            Some(log)
+        }
+        None => None,
+    };
     let (outcome, wall) = py.detach(|| {
         let t0 = std::time::Instant::now();
         let mut cb = |now: u64, end: u64| {
@@ -290,6 +299,10 @@ fn simulate(
     let result = outcome.map_err(internal)?.map_err(sim_err)?;
     let d = result_to_py(py, result)?;
     d.bind(py).set_item("wall", wall)?;
+    if let Some(log) = dftree_log {
+        d.bind(py)
+            .set_item("dftree_events", crate::dftree::log_json(&log))?;
+    }
     Ok(d)
 }
 

@@ -23,7 +23,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -144,8 +144,9 @@ def _sim(args: argparse.Namespace) -> ExitStatus:
             def progress(now: int, total: int) -> None:
                 bar.update(task, completed=now, now=f"{now / 1e6:.0f}/{total / 1e6:.0f} us")
 
+            dft = _dftree_options(args)
             r = simulate(tables, args.traffic or "", end, events=events, progress=progress if show else None,
-                         trace=args.trace, **opts)
+                         trace=args.trace, controller="dftree" if dft is not None else None, dftree=dft, **opts)
     except SimulationError as err:
         if "credit deadlock" in str(err):
             if args.json:
@@ -163,14 +164,42 @@ def _sim(args: argparse.Namespace) -> ExitStatus:
         out = r.summary()
         out["files"] = [str(p) for p in written]
         out["flow_table"] = json.loads(r.flows.head(args.flows).to_json(orient="records"))
+        if args.controller == "dftree":
+            out["dftree_events"] = r.dftree_events
         print(json.dumps(out, indent=2, default=str))
     else:
         print(render(r))
         if args.flows:
             Console(width=120).print(_table(r, args.flows))
+        if args.controller == "dftree":
+            kinds = [e["kind"] for e in r.dftree_events]
+            print(f"dftree: {kinds.count('mark')} hot-spot marks, {kinds.count('trap')} traps, "
+                  f"{kinds.count('unmark')} unmarks, {kinds.count('reroute')} reroutes")
         if written:
             print(f"wrote {len(written)} files to {args.out}")
     return ExitStatus.FAILURE if r.dropped else ExitStatus.SUCCESS
+
+
+def _dftree_options(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
+    """dFtree settings from the command line, or None without --controller dftree.
+
+    >>> ns = argparse.Namespace(controller="dftree", dftree_interval="1ms", dftree_threshold=None,
+    ...     dftree_utilisation=None, dftree_trap_latency=None, dftree_host_delay=None,
+    ...     dftree_max_bandwidth=None, dftree_clear_sweeps=None, dftree_no_reroute=False)
+    >>> _dftree_options(ns)
+    {'interval': '1ms'}
+    """
+    if getattr(args, "controller", "none") != "dftree":
+        return None
+    out: Dict[str, Any] = {}
+    for key in ("interval", "threshold", "utilisation", "trap_latency", "host_delay", "max_bandwidth",
+                "clear_sweeps"):
+        v = getattr(args, f"dftree_{key}")
+        if v is not None:
+            out[key] = v
+    if args.dftree_no_reroute:
+        out["reroute"] = False
+    return out
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -216,4 +245,15 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--max-packets", type=int, help="packets-in-flight budget")
     cmd.add_argument("--flows", type=int, default=20, metavar="N", help="flows to list (default 20; 0 none)")
     cmd.add_argument("--json", action="store_true", help="print the summary as JSON")
+    cmd.add_argument("--controller", choices=["none", "dftree"], default="none",
+                     help="control loop at the sweeps: dftree = S003's slow lane (needs --vls 2)")
+    cmd.add_argument("--dftree-interval", help="dFtree PM sweep interval (default 2ms)")
+    cmd.add_argument("--dftree-threshold", type=float, help="T in XmitWait ticks/s (default 100000)")
+    cmd.add_argument("--dftree-utilisation", type=float, help="contributor utilisation cut-off (default 0.5)")
+    cmd.add_argument("--dftree-trap-latency", help="PM decision to host action (default 10us)")
+    cmd.add_argument("--dftree-host-delay", help="host agent's SL change delay (default 0)")
+    cmd.add_argument("--dftree-max-bandwidth", choices=["data", "signalling"],
+                     help="utilisation relative to the data (default) or signalling rate")
+    cmd.add_argument("--dftree-clear-sweeps", type=int, help="sweeps below T before a mark clears (default 1)")
+    cmd.add_argument("--dftree-no-reroute", action="store_true", help="no SM reroute after link failures")
     cmd.set_defaults(run=_sim)

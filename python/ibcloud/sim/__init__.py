@@ -260,6 +260,8 @@ class SimResult:
     def __init__(self, raw: Dict[str, Any]) -> None:
         self._summary = json.loads(raw["summary"])
         self.wall_seconds: float = float(raw.get("wall", float("nan")))
+        #: dFtree's decisions (mark, unmark, trap, reroute; times in ps), if it ran.
+        self.dftree_events: List[Dict[str, Any]] = json.loads(raw.get("dftree_events") or "[]")
         s = self._summary
         self.end_ps: int = s["end_time"]
         self.events: int = s["events"]
@@ -422,9 +424,10 @@ def simulate(
     time: Union[str, int] = "1ms",
     *,
     events: Optional[Sequence[Dict[str, Any]]] = None,
-    controller: Optional[Callable[[Sweep], Optional[List[Dict[str, Any]]]]] = None,
+    controller: Optional[Union[str, Callable[[Sweep], Optional[List[Dict[str, Any]]]]]] = None,
     progress: Optional[Callable[[int, int], None]] = None,
     trace: Optional[os.PathLike] = None,
+    dftree: Optional[Dict[str, Any]] = None,
     **options: Any,
 ) -> SimResult:
     """Runs one simulation of ``time`` on ``tables`` (a ForwardingTables or
@@ -437,8 +440,11 @@ def simulate(
     ``in_port``, ``out_port``, ``map``), ``set-flow-rate`` (``flow``,
     ``gbps``). Nodes, endpoints and flows may be given by name.
     ``controller(sweep)`` is called at every sweep with a :class:`Sweep` and
-    returns such actions (without ``time``) or None. Other keyword options
-    are the settings of :func:`config`.
+    returns such actions (without ``time``) or None; ``controller="dftree"``
+    runs S003's dFtree (Rust) with the settings ``dftree`` (options of
+    :func:`ibcloud.dftree.config`; giving ``dftree`` alone selects it too),
+    and its decisions land in ``SimResult.dftree_events``. Other keyword
+    options are the settings of :func:`config`.
 
     >>> from ibcloud import Fabric, route
     >>> t = route(Fabric.generate("4-ary-2-full"), "ftree").tables
@@ -456,10 +462,21 @@ def simulate(
     end = parse_duration(time)
     ev = json.dumps(list(events)) if events else None
     cb = None
-    if controller is not None:
+    dft = None
+    if controller == "dftree" or (controller is None and dftree is not None):
+        from ibcloud.dftree import config as dftree_config
+
+        dft = json.dumps(dftree_config(**(dftree or {})))
+    elif isinstance(controller, str):
+        raise SimulationError(f"unknown controller '{controller}' (dftree, or a Python function)")
+    elif controller is not None:
+        if dftree is not None:
+            raise SimulationError("dftree settings need controller='dftree'")
+        func = controller
+
         def cb(raw: Dict[str, Any]) -> Optional[List[Dict[str, Any]]]:
-            return controller(Sweep(raw, None))
-    raw = _native.simulate(tables._native, cfg, spec, end, ev, cb, progress)
+            return func(Sweep(raw, None))
+    raw = _native.simulate(tables._native, cfg, spec, end, ev, cb, progress, dft)
     return SimResult(raw)
 
 
