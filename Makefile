@@ -24,7 +24,7 @@ VPY := $(VENV)/bin/python
 STAMPS := $(VENV)/.stamps
 
 # Debian packages for the interop checks against the tools of the field.
-DEB_PACKAGES := opensm ibsim-utils infiniband-diags ibutils
+DEB_PACKAGES := opensm ibsim-utils infiniband-diags ibutils chromium
 
 # Build the Rust sources with the venv's interpreter, so pyo3's build
 # configuration stays the same between maturin and cargo test.
