@@ -64,18 +64,18 @@ def test_expansion_is_the_cartesian_product_in_declared_order():
 
 
 @pytest.mark.parametrize(("edit", "fragments"), [
-    (("engine = [", "engin = ["), ("exp.toml:10:", "unknown key 'engin'", "[[experiment]] 1")),
-    (("runs = 20", "runs = 20\nbisections = 3"), ("exp.toml:17:", "unknown key 'bisections'")),
+    (("engine = [", "engin = ["), ("exp.toml:9:", "unknown key 'engin'", "[[experiment]] 1")),
+    (("runs = 20", "runs = 20\nbisections = 3"), ("exp.toml:16:", "unknown key 'bisections'")),
     (('description =', 'descripton ='), ("exp.toml:3:", "unknown key 'descripton' in [campaign]")),
-    (("runs = 20", "runs = -5"), ("exp.toml:16:", "runs = -5", "at least 0")),
-    (("seed = [1, 2]", 'seed = "one"'), ("exp.toml:17:", "seed", "integer")),
-    (('"8-ary-2"]', '"ft999"]'), ("exp.toml:9:", "topology", "ft999")),
-    (('topology = "8-ary-2"', 'topology = "missing/fabric.topo"'), ("exp.toml:15:", "does not exist")),
-    (('engine = ["ftree"', 'engine = ["fastest"'), ("exp.toml:10:", "fastest", "unknown routing engine")),
-    (('kind = "analyze"', 'kind = "analyse"'), ("exp.toml:14:", "unknown kind 'analyse'")),
-    (('topology = "8-ary-2"\n', ''), ("exp.toml:12:", "needs 'topology'")),
+    (("runs = 20", "runs = -5"), ("exp.toml:15:", "runs = -5", "at least 0")),
+    (("seed = [1, 2]", 'seed = "one"'), ("exp.toml:16:", "seed", "integer")),
+    (('"8-ary-2"]', '"ft999"]'), ("exp.toml:8:", "topology", "ft999")),
+    (('topology = "8-ary-2"', 'topology = "missing/fabric.topo"'), ("exp.toml:14:", "does not exist")),
+    (('engine = ["ftree"', 'engine = ["fastest"'), ("exp.toml:9:", "fastest", "unknown routing engine")),
+    (('kind = "analyze"', 'kind = "analyse"'), ("exp.toml:13:", "unknown kind 'analyse'")),
+    (('topology = "8-ary-2"\n', ''), ("exp.toml:11:", "needs 'topology'")),
     (("runs = 20", "runs = 20\npattern = \"nosuch\""), ("exp.toml:", "pattern", "nosuch")),
-    (("seed = [1, 2]", "seed = []"), ("exp.toml:17:", "empty sweep")),
+    (("seed = [1, 2]", "seed = []"), ("exp.toml:16:", "empty sweep")),
     (("[campaign]", "[campaign\n"), ("exp.toml:1:", "not valid TOML")),
 ])
 def test_bad_campaign_files_name_key_and_line(edit, fragments):
@@ -98,7 +98,7 @@ def test_bad_file_fails_before_anything_runs(tmp_path, capsys):
     results = tmp_path / "results"
     assert main(["campaign", "run", str(bad), "-r", str(results), "--scheduler", "inline"]) == 2
     err = capsys.readouterr().err
-    assert f"{bad}:17: unknown key 'repeat'" in err and "Traceback" not in err
+    assert f"{bad}:16: unknown key 'repeat'" in err and "Traceback" not in err
     assert not results.exists()
     assert main(["campaign", "check", str(tmp_path / "none.toml")]) == 2
 

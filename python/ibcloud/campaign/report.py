@@ -28,7 +28,15 @@ from ibcloud.campaign.store import Store
 
 __all__ = ["render"]
 
-_META = ("task", "kind", "experiment", "settings", "worker", "row")
+_META = ("kind", "experiment", "settings", "worker", "row")
+
+
+def _params(rows: Any) -> List[str]:
+    """The parameter names of an experiment's kind."""
+    from ibcloud.campaign.kinds import KINDS
+
+    kind = KINDS.get(str(rows.kind.iloc[0]))
+    return list(kind.params) if kind else []
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -39,7 +47,7 @@ th { background: #eef; } td.l, th.l { text-align: left; }
 .pass { color: #060; font-weight: bold; } .fail { color: #a00; font-weight: bold; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0; }
 pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 0.85em; }
-.summary { font-size: 1.05em; }
+.summary { font-size: 1.05em; } .wrap { overflow-x: auto; }
 """
 
 
@@ -65,7 +73,8 @@ def _table(frame: Any, cls: str = "results", limit: int = 500) -> str:
                 css = ' class="l"'
             cells.append(f"<td{css}>{html.escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return (f'<div class="wrap"><table class="{cls}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _clean(frame: Any) -> Any:
@@ -128,7 +137,28 @@ def _plots(kind: str, frame: Any, out: Path, stem: str) -> List[Path]:
         path = out / f"{stem}-ebb.png"
         _save(fig, path)
         made.append(path)
-    elif kind == "route" and "route_ms" in frame:
+    elif kind == "migrate" and "record" in frame:
+        summary = frame[frame.record == "summary"]
+        cols = [("itrc_switch_smps_mean", "ItRC"), ("ftree_minrc_switch_smps_mean", "FTreeMinRC"),
+                ("full_switch_smps_mean", "full re-route\n(differential)"),
+                ("full_distribution_smps_mean", "full LFT\ndistribution")]
+        cols = [(c, label) for c, label in cols if c in summary]
+        if len(summary) and cols:
+            fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 3.5))
+            values = [float(summary[c].mean()) for c, _ in cols]
+            ax.bar([label for _, label in cols], values, color=["#4a7", "#47a", "#a74", "#999"][:len(cols)])
+            ax.set_yscale("log")
+            ax.set_ylabel("switch SMPs per migration (mean)")
+            ax.tick_params(axis="x", labelsize=7)
+            times = [(c, label) for c, label in (("itrc_time_ms_mean", "ItRC"), ("ftree_minrc_time_ms_mean",
+                                                  "FTreeMinRC"), ("full_time_ms_mean", "full")) if c in summary]
+            bx.bar([label for _, label in times], [float(summary[c].mean()) for c, _ in times],
+                   color=["#4a7", "#47a", "#a74"][:len(times)])
+            bx.set_ylabel("predicted reconfiguration time (ms)")
+            path = out / f"{stem}-methods.png"
+            _save(fig, path)
+            made.append(path)
+    elif kind == "route" and "route_ms" in frame and len(frame) > 1:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         labels = [f"{r.topology}/{r.engine}" for r in frame.itertuples()]
         ax.bar(labels, frame.route_ms, color="#a74")
@@ -235,11 +265,20 @@ def render(results: Union[str, os.PathLike], out: Union[str, os.PathLike], title
             for png in _plots(kind, rows, out / "img", f"{i:02d}-{experiment}"):
                 rel = png.relative_to(out).as_posix()
                 parts.append(f'<figure><img src="{html.escape(rel)}" alt="{html.escape(png.stem)}"></figure>')
-            if "record" in rows:
-                for record, group in rows.groupby("record", sort=False):
-                    parts.append(f"<h3>{html.escape(str(record))}</h3>" + _table(_clean(group)))
+            params = [c for c in _params(rows) if c in rows]
+            per_task = rows.drop_duplicates("task")[["task"] + params + ["seconds", "status"]]
+            parts.append("<h3>tasks</h3>" + _table(per_task, "tasks"))
+            results = rows.drop(columns=[c for c in params + ["seconds", "status"] if c in rows])
+            if "task" in results and results.task.nunique() == 1:
+                results = results.drop(columns=["task"])
             else:
-                parts.append(_table(_clean(rows)))
+                results = results.assign(task=results.task.str[:8])
+            if "record" in rows and rows.record.notna().any():
+                for record, group in results.groupby("record", sort=False):
+                    parts.append(f"<h3>{html.escape(str(record))}</h3>" +
+                                 _table(_clean(group).drop(columns=["record"]) if len(group.columns) else group))
+            else:
+                parts.append("<h3>results</h3>" + _table(_clean(results)))
     if failures:
         parts.append("<h2>Failed tasks</h2>")
         for f in failures:
