@@ -490,6 +490,9 @@ def execute(settings: Dict[str, Any]) -> Outcome:
     kind = KINDS[settings["kind"]]
     params = {k: settings[k] for k in kind.params}
     start = time.perf_counter()
-    outcome = kind.run(params)
+    try:
+        outcome = kind.run(params)
+    except SystemExit as exit:  # argparse and sys.exit in task code must not kill a Dask worker
+        raise RuntimeError(f"task exited with status {exit.code}") from None
     outcome.seconds = time.perf_counter() - start
     return outcome

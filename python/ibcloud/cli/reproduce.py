@@ -85,11 +85,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.name != "all" and args.name not in REPRODUCTIONS:
         raise IbcloudError(f"unknown reproduction '{args.name}' (known: {', '.join(REPRODUCTIONS)}, all)")
     names = list(REPRODUCTIONS) if args.name == "all" else [args.name]
-    options = list(args.options)
-    if options[:1] == ["--help"] or options[:1] == ["-h"] or args.name != "all":
-        # Parse here first: --help and usage errors answer at once, before any task runs.
-        module = importlib.import_module(REPRODUCTIONS[names[0]][0])
-        parser = argparse.ArgumentParser(prog=f"ibcloud reproduce {args.name}", description=module.__doc__,
+    # The runner's own options may also follow NAME; the rest belong to the reproduction(s).
+    runner = argparse.ArgumentParser(add_help=False)
+    _runner_options(runner, suppress=True)
+    ours, options = runner.parse_known_args(list(args.options))
+    for key, value in vars(ours).items():
+        if value not in (None, False):
+            setattr(args, key, value)
+    # Parse here first: --help and usage errors answer at once, before any task runs.
+    for name in names:
+        module = importlib.import_module(REPRODUCTIONS[name][0])
+        parser = argparse.ArgumentParser(prog=f"ibcloud reproduce {name}", description=module.__doc__,
                                          formatter_class=argparse.RawDescriptionHelpFormatter)
         module.configure(parser)
         try:
@@ -135,6 +141,19 @@ def _run(args: argparse.Namespace) -> int:
     return int(status)
 
 
+def _runner_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--results", type=Path, metavar="DIR", default=default,
+                        help="campaign results directory (default: out/reproductions/results)")
+    parser.add_argument("--scheduler", metavar="ADDR", default=default,
+                        help="Dask scheduler tcp://HOST:PORT (default: in-process for one, a local cluster for all)")
+    parser.add_argument("--workers", type=int, metavar="N", default=default, help="local cluster workers for 'all'")
+    parser.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="rerun even when an identical run is stored")
+    parser.add_argument("--report", type=Path, metavar="DIR", default=default,
+                        help="also render the HTML report of the results")
+
+
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Adds ``reproduce`` to the top-level parser.
 
@@ -147,13 +166,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd = subparsers.add_parser("reproduce", help="rerun a paper's experiments beside its numbers",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cmd.add_argument("--list", action="store_true", help="list the reproductions")
-    cmd.add_argument("--results", type=Path, metavar="DIR",
-                     help="campaign results directory (default: out/reproductions/results)")
-    cmd.add_argument("--scheduler", metavar="ADDR",
-                     help="Dask scheduler tcp://HOST:PORT (default: in-process for one, a local cluster for all)")
-    cmd.add_argument("--workers", type=int, metavar="N", help="local cluster workers for 'all'")
-    cmd.add_argument("--force", action="store_true", help="rerun even when an identical run is stored")
-    cmd.add_argument("--report", type=Path, metavar="DIR", help="also render the HTML report of the results")
+    _runner_options(cmd)
     cmd.add_argument("name", nargs="?", metavar="NAME", help=f"which one ({', '.join(REPRODUCTIONS)}) or all")
     cmd.add_argument("options", nargs=argparse.REMAINDER, metavar="...",
                      help="options of the reproduction (see ibcloud reproduce NAME --help)")
