@@ -80,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         if not args.list:
             raise IbcloudError("give a reproduction NAME or 'all' (ibcloud reproduce --list shows them)")
         for name, (_, what) in REPRODUCTIONS.items():
-            print(f"{name:<9} {what}")
+            print(f"{name:<6} {what}")
         return ExitStatus.SUCCESS
     if args.name != "all" and args.name not in REPRODUCTIONS:
         raise IbcloudError(f"unknown reproduction '{args.name}' (known: {', '.join(REPRODUCTIONS)}, all)")

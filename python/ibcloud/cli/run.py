@@ -12,8 +12,8 @@ re-routing; the effective bisection bandwidth; and writes the HTML report
 >>> import tempfile
 >>> from ibcloud.cli.main import main
 >>> out = tempfile.mkdtemp()
->>> main(["run", "--preset", "4-ary-2-full", "--quick", "--scheduler", "inline", "--out", out,
-...       "--report", out + "/report"])  # doctest: +ELLIPSIS
+>>> main(["run", "--preset", "4-ary-2-full", "--quick", "--scheduler", "inline", "--out", out,  # doctest: +ELLIPSIS
+...       "--report", out + "/report"])
 4-ary-2-full: XGFT(2;4,8;1,4)
 ...
 wrote .../4-ary-2-full.ibcf (native, ... bytes; read back: 32 CAs, 12 switches, 64 links)
