@@ -107,9 +107,9 @@ def _run(args: argparse.Namespace) -> int:
     from ibcloud.campaign import render, run, Store
 
     campaign = _campaign(names, options)
-    results = args.results or Path("out") / "reproductions" / "results"
+    results = args.results or (out / "campaign" if len(names) == 1 else out / "results")
     store = Store(results)
-    if args.force:
+    if not args.resume:
         for task in campaign.tasks:
             (store.path / "results" / f"{task.hash}.parquet").unlink(missing_ok=True)
     scheduler = args.scheduler or (None if len(names) > 1 else "inline")
@@ -134,8 +134,8 @@ def _run(args: argparse.Namespace) -> int:
         target = out / task.settings["reproduction"] if len(names) > 1 else out
         if files.is_dir():
             shutil.copytree(files, target, dirs_exist_ok=True)
-    if summary.skipped and len(names) == 1:
-        print(f"(stored result of an identical earlier run; --force reruns it)", file=sys.stderr)
+    if summary.skipped:
+        print(f"({summary.skipped} stored result(s) of identical earlier runs reused)", file=sys.stderr)
     if args.report:
         print(f"wrote {render(results, args.report)}", file=sys.stderr)
     return int(status)
@@ -144,12 +144,12 @@ def _run(args: argparse.Namespace) -> int:
 def _runner_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument("--results", type=Path, metavar="DIR", default=default,
-                        help="campaign results directory (default: out/reproductions/results)")
+                        help="campaign results directory (default: OUT/campaign for one, out/reproductions/results for all)")
     parser.add_argument("--scheduler", metavar="ADDR", default=default,
                         help="Dask scheduler tcp://HOST:PORT (default: in-process for one, a local cluster for all)")
     parser.add_argument("--workers", type=int, metavar="N", default=default, help="local cluster workers for 'all'")
-    parser.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                        help="rerun even when an identical run is stored")
+    parser.add_argument("--resume", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="reuse stored results of identical runs (finish an interrupted 'all')")
     parser.add_argument("--report", type=Path, metavar="DIR", default=default,
                         help="also render the HTML report of the results")
 
