@@ -29,6 +29,7 @@ from typing import Any, List, Optional, Union
 
 from ibcloud.campaign.kinds import execute
 from ibcloud.campaign.store import Store
+from ibcloud.exceptions import CampaignError
 
 __all__ = ["RunSummary", "run"]
 
@@ -137,7 +138,12 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
                                        silence_logs=40)
                 client = Client(cluster)
             else:
-                client = Client(scheduler, timeout="20s")
+                if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+                    raise CampaignError(f"--scheduler {scheduler}: give tcp://HOST:PORT (or 'inline')")
+                try:
+                    client = Client(scheduler, timeout="20s")
+                except (OSError, TimeoutError) as error:
+                    raise CampaignError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
             try:
                 by_key = {}
                 futures: List[Any] = []
