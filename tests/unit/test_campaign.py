@@ -208,3 +208,19 @@ def test_load_reads_files_relative_to_the_campaign(tmp_path):
     assert c.tasks[0].settings["topology"] == str((tmp_path / "small.topo").resolve())
     summary = run(c, tmp_path / "r", scheduler="inline", progress=False)
     assert summary.ran == 1 and summary.problems == 0
+
+
+def test_example_campaign_validates(capsys):
+    assert main(["campaign", "check", str(ROOT / "docs" / "examples" / "campaign.toml")]) == 0
+    assert capsys.readouterr().out.startswith("example: 21 task(s)")
+
+
+def test_reproduce_all_is_one_task_per_registered_reproduction(capsys):
+    from ibcloud.cli.reproduce import REPRODUCTIONS, _campaign
+
+    c = _campaign(list(REPRODUCTIONS), ["--no-plots"])
+    assert [t.settings["reproduction"] for t in c.tasks] == list(REPRODUCTIONS)
+    assert all(t.settings["options"] == ["--no-plots"] for t in c.tasks)
+    # options every reproduction's parser must accept, checked before anything runs
+    assert main(["reproduce", "all", "--no-such-option"]) == 2
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
