@@ -133,7 +133,7 @@ def test_resumable_runs_and_duckdb(tmp_path, capsys):
 
 def _campaign_file(tmp_path: Path, tasks: int, runs: int) -> Path:
     path = tmp_path / "slow.toml"
-    path.write_text('[campaign]\nname = "slow"\n[[experiment]]\nkind = "analyze"\ntopology = "ft324"\n'
+    path.write_text('[campaign]\nname = "slow"\n[[experiment]]\nkind = "analyze"\ntopology = "ft648"\n'
                     f"runs = {runs}\nseed = {list(range(1, tasks + 1))}\n")
     return path
 
@@ -161,7 +161,7 @@ def test_killed_worker_and_killed_client_lose_no_finished_result(tmp_path):
     completes. The whole run killed mid-way: finished results stay, a rerun
     computes only the missing tasks."""
     tasks = 8
-    path = _campaign_file(tmp_path, tasks, 150)
+    path = _campaign_file(tmp_path, tasks, 40000)  # ≈ 0.6 s per task: the kills land mid-run
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     results = tmp_path / "r1"
     proc = subprocess.Popen([IBCLOUD, "campaign", "run", str(path), "-r", str(results), "--workers", "2", "--json"],
@@ -171,6 +171,7 @@ def test_killed_worker_and_killed_client_lose_no_finished_result(tmp_path):
     victims = _workers(proc.pid)
     assert victims, "no worker process found"
     victims[-1].kill()
+    assert len(Store(results).finished()) < tasks  # the kill landed mid-run
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     summary = json.loads(out)
@@ -186,7 +187,6 @@ def test_killed_worker_and_killed_client_lose_no_finished_result(tmp_path):
     proc.communicate()
     kept = len(Store(results2).finished())
     assert 2 <= kept < tasks
-    assert not list((results2 / "results").glob(".*.tmp")) or True  # a half-written temp file is never a result
     rerun = subprocess.run([IBCLOUD, "campaign", "run", str(path), "-r", str(results2), "--workers", "2", "--json"],
                            capture_output=True, text=True, env=env, timeout=120)
     assert rerun.returncode == 0, rerun.stderr
