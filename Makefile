@@ -2,7 +2,7 @@
 # and Python 3 present). Every step is idempotent; stamp files in .venv make
 # repeated runs skip what is already done.
 #
-#   make run    build, then generate the 648-node fat-tree and write it out
+#   make run    build, then the tour: ft648 virtualized cloud routed, verified, migrated, analysed -> report/index.html
 #   make test   Rust tests, then Python tests
 #   make bench  the criterion benchmarks of the workspace
 #   make bench-opensm  routing side by side with OpenSM on ibsim (big trees; minutes)
@@ -24,7 +24,7 @@ VPY := $(VENV)/bin/python
 STAMPS := $(VENV)/.stamps
 
 # Debian packages for the interop checks against the tools of the field.
-DEB_PACKAGES := opensm ibsim-utils infiniband-diags ibutils
+DEB_PACKAGES := opensm ibsim-utils infiniband-diags ibutils chromium
 
 # Build the Rust sources with the venv's interpreter, so pyo3's build
 # configuration stays the same between maturin and cargo test.
@@ -97,7 +97,7 @@ system-deps:
 
 clean:
 	cargo clean
-	rm -rf $(VENV) out .pytest_cache .hypothesis
+	rm -rf $(VENV) out report .pytest_cache .hypothesis
 	find python -name '_native*.so' -delete
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 

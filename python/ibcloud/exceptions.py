@@ -54,3 +54,16 @@ __all__ = [
     "UnsupportedError",
     "VSwitchError",
 ]
+
+
+class CampaignError(IbcloudError):
+    """A campaign file or results directory is wrong (names the file, line and key).
+
+    >>> raise CampaignError("exp.toml:3: unknown key 'engin'")
+    Traceback (most recent call last):
+    ...
+    ibcloud.exceptions.CampaignError: exp.toml:3: unknown key 'engin'
+    """
+
+
+__all__.append("CampaignError")

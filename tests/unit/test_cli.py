@@ -135,7 +135,8 @@ def test_convert(capsys, tmp_path, interop_dir):
 
 
 def test_run_writes_every_format(capsys, tmp_path):
-    status, out, _ = run(capsys, "run", "--out", str(tmp_path), "--preset", "ft648")
+    status, out, _ = run(capsys, "run", "--out", str(tmp_path), "--preset", "ft648", "--quick", "--scheduler", "inline",
+                         "--report", str(tmp_path / "report"))
     assert status == 0
     assert "ft648: XGFT(2;18,36;1,18)" in out
     for ext, fmt in [("ibcf", "native"), ("topo", "ibnetdiscover"), ("net", "ibsim")]:
@@ -143,6 +144,11 @@ def test_run_writes_every_format(capsys, tmp_path):
         assert path.stat().st_size > 0
         assert f"wrote {path} ({fmt}," in out
         assert "read back: 648 CAs, 54 switches, 1296 links" in out
+    # the tour: physical and virtual routing verified, migrations compared, the report written
+    assert "verified: 419,256 of 419,256 CA pairs reachable, credit loops: none" in out
+    assert "648 hypervisors x 4 VFs, 1296 VMs (50% of VF slots)" in out
+    assert "10 random live migrations" in out and "moved VMs unreachable: 0" in out
+    assert f"report: {(tmp_path / 'report' / 'index.html').resolve()}" in out
 
 
 # -- bad input: status 2, a message naming the culprit, no traceback ----------

@@ -18,10 +18,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import Dict, Tuple
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Tuple
 
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import IbcloudError
+
+if TYPE_CHECKING:
+    from ibcloud.campaign.spec import Campaign
 
 __all__ = ["REPRODUCTIONS", "register"]
 
@@ -40,24 +46,114 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
 }
 
 
+def _split_out(options: List[str], default: Path) -> Tuple[List[str], Path]:
+    """Takes ``--out DIR`` out of a reproduction's options (the runner sets
+    it; the task's files are copied there afterwards)."""
+    rest: List[str] = []
+    out = default
+    i = 0
+    while i < len(options):
+        if options[i] == "--out" and i + 1 < len(options):
+            out = Path(options[i + 1])
+            i += 2
+            continue
+        if options[i].startswith("--out="):
+            out = Path(options[i].split("=", 1)[1])
+        else:
+            rest.append(options[i])
+        i += 1
+    return rest, out
+
+
+def _campaign(names: List[str], options: List[str]) -> "Campaign":
+    """The campaign of a ``reproduce`` command: one task per reproduction."""
+    import json
+
+    from ibcloud.campaign.spec import parse
+
+    head = f'[campaign]\nname = "{"reproductions" if len(names) > 1 else "reproduce-" + names[0]}"\n'
+    text = head + "".join(f'\n[[experiment]]\nname = "reproduce-{n}"\nkind = "reproduce"\nreproduction = "{n}"\n'
+                          f"options = {json.dumps(options)}\n" for n in names)
+    return parse(text, "ibcloud reproduce")
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.list or not args.name:
         if not args.list:
-            raise IbcloudError("give a reproduction NAME (ibcloud reproduce --list shows them)")
+            raise IbcloudError("give a reproduction NAME or 'all' (ibcloud reproduce --list shows them)")
         for name, (_, what) in REPRODUCTIONS.items():
             print(f"{name:<6} {what}")
         return ExitStatus.SUCCESS
-    if args.name not in REPRODUCTIONS:
-        raise IbcloudError(f"unknown reproduction '{args.name}' (known: {', '.join(REPRODUCTIONS)})")
-    module = importlib.import_module(REPRODUCTIONS[args.name][0])
-    parser = argparse.ArgumentParser(prog=f"ibcloud reproduce {args.name}", description=module.__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    module.configure(parser)
-    try:
-        options = parser.parse_args(args.options)
-    except SystemExit as exit:  # --help, or a usage error (status 2)
-        return exit.code if isinstance(exit.code, int) else int(ExitStatus.ERROR)
-    return int(module.run(options))
+    if args.name != "all" and args.name not in REPRODUCTIONS:
+        raise IbcloudError(f"unknown reproduction '{args.name}' (known: {', '.join(REPRODUCTIONS)}, all)")
+    names = list(REPRODUCTIONS) if args.name == "all" else [args.name]
+    # The runner's own options may also follow NAME; the rest belong to the reproduction(s).
+    runner = argparse.ArgumentParser(add_help=False)
+    _runner_options(runner, suppress=True)
+    ours, options = runner.parse_known_args(list(args.options))
+    for key, value in vars(ours).items():
+        if value not in (None, False):
+            setattr(args, key, value)
+    # Parse here first: --help and usage errors answer at once, before any task runs.
+    for name in names:
+        module = importlib.import_module(REPRODUCTIONS[name][0])
+        parser = argparse.ArgumentParser(prog=f"ibcloud reproduce {name}", description=module.__doc__,
+                                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.configure(parser)
+        try:
+            parser.parse_args(options)
+        except SystemExit as exit:  # --help, or a usage error (status 2)
+            return exit.code if isinstance(exit.code, int) else int(ExitStatus.ERROR)
+    default_out = Path("out") / "reproductions"
+    options, out = _split_out(options, default_out / names[0] if len(names) == 1 else default_out)
+    from ibcloud.campaign import render, run, Store
+
+    campaign = _campaign(names, options)
+    results = args.results or (out / "campaign" if len(names) == 1 else out / "results")
+    store = Store(results)
+    if not args.resume:
+        for task in campaign.tasks:
+            (store.path / "results" / f"{task.hash}.parquet").unlink(missing_ok=True)
+    scheduler = args.scheduler or (None if len(names) > 1 else "inline")
+    summary = run(campaign, results, scheduler=scheduler, workers=args.workers,
+                  progress=len(names) > 1 and sys.stderr.isatty())
+    status = ExitStatus.SUCCESS if summary.complete else ExitStatus.FAILURE
+    frame = store.frame("reproduce")
+    for task in campaign.tasks:
+        rows = frame[(frame.task == task.hash) & (frame.record == "summary")] if len(frame) else frame
+        if not len(rows):
+            print(f"ibcloud: reproduction {task.settings['reproduction']} did not finish "
+                  f"(see {store.path / 'failed'})", file=sys.stderr)
+            continue
+        row = rows.iloc[0]
+        if len(names) > 1:
+            print(f"=== reproduce {task.settings['reproduction']} ({row.seconds:.1f} s, "
+                  f"{'reproduced' if row.status == 0 else 'a check failed'})")
+        sys.stdout.write(str(row.output))
+        if int(row.status) != 0:
+            status = ExitStatus.FAILURE
+        files = store.path / "files" / task.hash
+        target = out / task.settings["reproduction"] if len(names) > 1 else out
+        if files.is_dir():
+            shutil.copytree(files, target, dirs_exist_ok=True)
+    if summary.skipped:
+        print(f"({summary.skipped} stored result(s) of identical earlier runs reused)", file=sys.stderr)
+    if args.report:
+        print(f"wrote {render(results, args.report)}", file=sys.stderr)
+    return int(status)
+
+
+def _runner_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--results", type=Path, metavar="DIR", default=default,
+                        help="campaign results directory (default: OUT/campaign for one, out/reproductions/results for all)")
+    parser.add_argument("--scheduler", metavar="ADDR", default=default,
+                        help="Dask scheduler tcp://HOST:PORT (default: in-process for one, a local cluster for all)")
+    parser.add_argument("--workers", type=int, metavar="N", default=default, help="local cluster workers for 'all'")
+    parser.add_argument("--resume", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="reuse stored results of identical runs (finish an interrupted 'all')")
+    parser.add_argument("--report", type=Path, metavar="DIR", default=default,
+                        help="also render the HTML report of the results")
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -72,7 +168,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd = subparsers.add_parser("reproduce", help="rerun a paper's experiments beside its numbers",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     cmd.add_argument("--list", action="store_true", help="list the reproductions")
-    cmd.add_argument("name", nargs="?", metavar="NAME", help=f"which one ({', '.join(REPRODUCTIONS)})")
+    _runner_options(cmd)
+    cmd.add_argument("name", nargs="?", metavar="NAME", help=f"which one ({', '.join(REPRODUCTIONS)}) or all")
     cmd.add_argument("options", nargs=argparse.REMAINDER, metavar="...",
                      help="options of the reproduction (see ibcloud reproduce NAME --help)")
     cmd.set_defaults(run=_run)

@@ -1,45 +1,48 @@
-"""``ibcloud run``: the main job. Generates a fat-tree (648 nodes by default),
-prints its summary, and writes it in every writable format under ``--out``
-(plus OpenSM's guid2lid LID cache), reading each file back to check it; then
-routes it (ftree by default), writes the tables natively and as opensm-lfts.dump,
-and verifies them (reachability, loops, credit loops); finally analyses the
-effective bisection bandwidth over random bisections (ORCS's bisect pattern)
-and plots its histogram.
+"""``ibcloud run``: the main job, a tour of the whole system. Generates a
+fat-tree (648 nodes by default) and writes it in every writable format under
+``--out`` (plus OpenSM's guid2lid LID cache), reading each file back; then
+runs the tour as a campaign on Dask (results under ``--out``/results):
+the physical tree routed (ftree) and verified; the default virtualized cloud
+(every CA a vSwitch hypervisor with 4 VFs, 50 % of the VF slots holding VMs)
+routed with vSwitchFatTree and verified (reachability, deadlock freedom);
+a random live-migration campaign comparing ItRC, FTreeMinRC and full
+re-routing; the effective bisection bandwidth; and writes the HTML report
+(``--report``, default ./report/index.html).
 
 >>> import tempfile
 >>> from ibcloud.cli.main import main
->>> main(["run", "--preset", "4-ary-2-full", "--bisections", "100", "--out", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
+>>> out = tempfile.mkdtemp()
+>>> main(["run", "--preset", "4-ary-2-full", "--quick", "--scheduler", "inline", "--out", out,  # doctest: +ELLIPSIS
+...       "--report", out + "/report"])
 4-ary-2-full: XGFT(2;4,8;1,4)
 ...
 wrote .../4-ary-2-full.ibcf (native, ... bytes; read back: 32 CAs, 12 switches, 64 links)
-wrote .../4-ary-2-full.topo (ibnetdiscover, ... bytes; read back: 32 CAs, 12 switches, 64 links)
-wrote .../4-ary-2-full.net (ibsim, ... bytes; read back: 32 CAs, 12 switches, 64 links)
-wrote .../4-ary-2-full.guid2lid (OpenSM LID cache, ... bytes; read back: 44 LIDs)
-routed 4-ary-2-full with ftree in ... ms: 12 switches x 44 LIDs, 0 CA LIDs unrouted
-wrote .../4-ary-2-full-ftree.ibcf (native: fabric and tables) and .../4-ary-2-full-ftree-lfts.dump (opensm-lfts.dump)
-verified: CA and router pairs: 992 (32 sources x 32 destination LIDs, 12 switches)
-  reachability: all 992 pairs reachable
 ...
-  credit loops: none ...
-bisect bandwidth over 100 random bisections (seed 1): mean ... of peak ...
+routed 4-ary-2-full with ftree in ... ms: 12 switches x 44 LIDs, 0 CA LIDs unrouted; verified: 992 of 992 CA pairs reachable, credit loops: none
+virtualized cloud: 32 hypervisors x 4 VFs, 64 VMs (50% of VF slots), ...
+10 random live migrations, mean switch SMPs per migration: ItRC ...
+bisect bandwidth of 4-ary-2-full/ftree over 100 random bisections (seed 1): mean ...
+campaign: 4 tasks (4 ran, 0 reused) in ... s; all checks passed; results in .../results
+report: .../report/index.html
 0
 """
 
 from __future__ import annotations
 
 import argparse
+import html
+import shutil
 import sys
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from ibcloud.cli._display import print_summary, progress
 from ibcloud.cli.main import ExitStatus
 from ibcloud.fabric import Fabric
 from ibcloud.formats import formats
 from ibcloud.generate import FatTreeParams
-from ibcloud.routing import route, write_tables
-from ibcloud.verify import verify
-from ibcloud.analysis import analyze
+from ibcloud.campaign import Store, parse, render
+from ibcloud.campaign import run as run_campaign
 from ibcloud.tables import read_guid2lid, write_guid2lid
 
 __all__ = ["register"]
@@ -50,13 +53,19 @@ def _counts(fabric: Fabric) -> str:
 
 
 def _run(args: argparse.Namespace) -> ExitStatus:
-    """Generate a fabric, print its summary and write it in every format.
+    """The tour: the default virtualized cloud built, routed, verified, migrated, analysed and reported.
 
-    Writes PRESET.ibcf (native), PRESET.topo (ibnetdiscover), PRESET.net
-    (ibsim) and PRESET.guid2lid (OpenSM's LID cache) under --out and reads
-    each back; a file that does not read back to the same fabric makes the
-    run fail (status 1).
+    Generates PRESET (ft648) and writes it in every format under --out,
+    reading each back; then runs the tour campaign on Dask: PRESET routed
+    with --engine and verified; the virtualized cloud (every CA a hypervisor
+    with --vfs VFs behind a vSwitch, --population of the VF slots holding
+    VMs) routed with vSwitchFatTree and verified (reachability, credit
+    loops); --migrations random live migrations, each planned with ItRC,
+    FTreeMinRC and a full re-route; the bisection bandwidth; writes the HTML
+    report to --report and prints a summary. Status 1 when a check fails.
     """
+    if args.quick:
+        args.bisections, args.migrations, args.ebb_runs = min(args.bisections, 100), min(args.migrations, 10), 0
     params = FatTreeParams.parse(args.preset)
     with progress(f"generating {args.preset}"):
         fabric = params.build()
@@ -81,10 +90,6 @@ def _run(args: argparse.Namespace) -> ExitStatus:
         lids = read_guid2lid(path)
         written.append((path, "OpenSM LID cache", f"{len(lids)} LIDs", None if lids == fabric.guid2lid() else "LIDs differ"))
 
-    with progress(f"routing with {args.engine}"):
-        routing = route(fabric, args.engine)
-    unrouted = routing.tables.unrouted()
-
     status = ExitStatus.SUCCESS
     for path, name, counts, problem in written:
         print(f"wrote {path} ({name}, {path.stat().st_size:,} bytes; read back: {counts})")
@@ -92,37 +97,83 @@ def _run(args: argparse.Namespace) -> ExitStatus:
             print(f"ibcloud: {path} does not read back to the same fabric: {problem}", file=sys.stderr)
             status = ExitStatus.FAILURE
 
-    print(
-        f"routed {args.preset} with {args.engine} in {routing.seconds * 1000:.1f} ms: "
-        f"{routing.tables.num_switches} switches x {fabric.max_lid} LIDs, {unrouted} CA LIDs unrouted"
-    )
-    native = args.out / f"{args.preset}-{args.engine}.ibcf"
-    dump = args.out / f"{args.preset}-{args.engine}-lfts.dump"
-    write_tables(routing.tables, native)
-    write_tables(routing.tables, dump)
-    print(f"wrote {native} (native: fabric and tables) and {dump} (opensm-lfts.dump)")
-    with progress("verifying"):
-        report = verify(routing)
-    lines = report.text.rstrip().splitlines()
-    print("verified: " + lines[0] + "".join(f"\n  {line}" for line in lines[1:]))
-    if unrouted or not report.ok:
-        status = ExitStatus.FAILURE
+    campaign = parse(_tour_campaign(args), "ibcloud run")
+    results = args.out / "results"
+    if results.exists() and not args.resume:
+        shutil.rmtree(results)
+    summary = run_campaign(campaign, results, scheduler=args.scheduler, workers=args.workers,
+                           progress=sys.stderr.isatty())
+    store = Store(results)
+    frame = store.frame()
+    if summary.failed or not len(frame):
+        for failure in store.failures():
+            print(f"ibcloud: task {failure['settings']['kind']} failed:\n{failure['error']}", file=sys.stderr)
+        return ExitStatus.FAILURE
 
-    with progress(f"analysing {args.bisections} random bisections"):
-        bisect = analyze(routing, "bisect", runs=args.bisections, seed=args.seed)
-    e = bisect.ebb()
-    plot = args.out / f"{args.preset}-{args.engine}-bisect.png"
-    bisect.plot(plot, title=f"{args.preset} routed by {args.engine}: effective bisection bandwidth")
-    print(
-        f"bisect bandwidth over {args.bisections} random bisections (seed {args.seed}): mean {e['mean']:.4f} of peak "
-        f"(min {e['min']:.4f}, p5 {e['p5']:.4f}, median {e['p50']:.4f}, max {e['max']:.4f}); "
-        f"routes by max congestion: "
-        + ", ".join(f"{c:g}: {s * 100:.1f}%" for c, s in zip(bisect.hist_max_cong["max_cong"], bisect.hist_max_cong["share"]))
-    )
-    print(f"plotted the histograms to {plot}")
-    if bisect.broken_flows:
+    def row(experiment: str, record: Optional[str] = None) -> Any:
+        rows = frame[frame.experiment == experiment]
+        if record is not None:
+            rows = rows[rows.record == record]
+        return rows.iloc[0]
+
+    lines: List[str] = []
+    r = row("physical")
+    lines.append(f"routed {args.preset} with {args.engine} in {r.route_ms:.1f} ms: {r.switches} switches x "
+                 f"{r.max_lid} LIDs, {r.unrouted} CA LIDs unrouted; verified: {r.reachable:,} of {r.pairs:,} CA pairs "
+                 f"reachable, credit loops: {'none' if r.credit_loop_free else 'FOUND'}")
+    c = row("cloud")
+    lines.append(f"virtualized cloud: {c.hypervisors} hypervisors x {args.vfs} VFs, {c.vms} VMs "
+                 f"({c.vms / c.vf_slots:.0%} of VF slots), {c.max_lid} LIDs; vSwitchFatTree in {c.route_ms:.1f} ms; "
+                 f"verified: {c.reachable:,} of {c.pairs:,} CA pairs reachable, "
+                 f"credit loops: {'none' if c.credit_loop_free else 'FOUND'}, "
+                 f"LID walks from every switch: {c.lids_checked:,} LIDs, {c.lid_walk_problems} problems")
+    m = row("migrations", "summary")
+    lines.append(f"{int(m.migrations)} random live migrations, mean switch SMPs per migration: "
+                 f"ItRC {m.itrc_switch_smps_mean:.1f}, FTreeMinRC {m.ftree_minrc_switch_smps_mean:.1f}, "
+                 f"full re-route {m.full_switch_smps_mean:.1f} (differential; a full LFT distribution is "
+                 f"{m.full_distribution_smps_mean:.0f}); predicted time: ItRC {m.itrc_time_ms_mean:.2f} ms, "
+                 f"FTreeMinRC {m.ftree_minrc_time_ms_mean:.2f} ms, full {m.full_time_ms_mean:.2f} ms; "
+                 f"moved VMs unreachable: {int(m.unreachable)}; transitions free of credit loops: "
+                 f"{m.transition_deadlock_free_share:.0%} (the rest need the partially static scheme)")
+    b = row("bisection")
+    lines.append(f"bisect bandwidth of {args.preset}/{args.engine} over {args.bisections} random bisections "
+                 f"(seed {args.seed}): mean {b.ebb_mean:.4f} of peak (min {b.ebb_min:.4f}, max {b.ebb_max:.4f})")
+    if "ebb" in set(frame.experiment):
+        snaps = frame[(frame.experiment == "ebb") & (frame.record == "snapshot")]
+        last = snaps.iloc[-1]
+        lines.append(f"bisect bandwidth among the VMs during the migrations: FTreeMinRC {snaps.ebb_minrc.iloc[0]:.4f} "
+                     f"-> {last.ebb_minrc:.4f} after {int(last.migrations)} migrations, "
+                     f"fresh vSwitchFatTree {last.ebb_fresh:.4f}")
+    if not summary.complete or summary.problems:
         status = ExitStatus.FAILURE
+    verdict = "all checks passed" if status == ExitStatus.SUCCESS else f"{summary.problems} task(s) found a problem"
+    summary_html = "<h2>Summary</h2><ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + \
+        f"<li>{html.escape(verdict)}; campaign: {summary.tasks} tasks in {summary.seconds:.1f} s</li></ul>"
+    page = render(results, args.report, title=f"ibcloud tour: {args.preset} virtualized cloud",
+                  summary_html=summary_html)
+    for line in lines:
+        print(line)
+    print(f"campaign: {summary.tasks} tasks ({summary.ran} ran, {summary.skipped} reused) in {summary.seconds:.1f} s; "
+          f"{verdict}; results in {results}")
+    print(f"report: {page.resolve()}")
     return status
+
+
+def _tour_campaign(args: argparse.Namespace) -> str:
+    """The tour as a campaign file (saved with the results)."""
+    common = f'topology = "{args.preset}"\nvfs = {args.vfs}\npopulation = {args.population}\nseed = {args.seed}\n'
+    text = (f'[campaign]\nname = "tour-{args.preset}"\n'
+            f'description = "ibcloud run: the default virtualized cloud, routed, verified, migrated and analysed"\n'
+            f'\n[[experiment]]\nname = "physical"\nkind = "route"\ntopology = "{args.preset}"\n'
+            f'engine = "{args.engine}"\n'
+            f'\n[[experiment]]\nname = "cloud"\nkind = "cloud"\n{common}'
+            f'\n[[experiment]]\nname = "migrations"\nkind = "migrate"\n{common}migrations = {args.migrations}\n'
+            f'\n[[experiment]]\nname = "bisection"\nkind = "analyze"\ntopology = "{args.preset}"\n'
+            f'engine = "{args.engine}"\nruns = {args.bisections}\nseed = {args.seed}\n')
+    if args.ebb_runs:
+        text += (f'\n[[experiment]]\nname = "ebb"\nkind = "migration"\n{common}'
+                 f'pattern = "random:{args.migrations}"\nsteps = 4\nbisect_runs = {args.ebb_runs}\n')
+    return text
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -140,5 +191,18 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     run.add_argument("--preset", default="ft648", help="preset or spec to generate (default: ft648)")
     run.add_argument("--engine", default="ftree", help="routing engine (default: ftree)")
     run.add_argument("--bisections", type=int, default=1000, help="random bisections to analyse (default: 1000)")
-    run.add_argument("--seed", type=int, default=1, help="seed of the bisections (default: 1)")
+    run.add_argument("--seed", type=int, default=1, help="seed of VM placement, migrations and bisections (default: 1)")
+    run.add_argument("--vfs", type=int, default=4, help="VFs per hypervisor (default: 4)")
+    run.add_argument("--population", type=float, default=0.5, help="share of VF slots holding a VM (default: 0.5)")
+    run.add_argument("--migrations", type=int, default=40, help="random live migrations (default: 40)")
+    run.add_argument("--ebb-runs", type=int, default=100, metavar="N",
+                     help="bisections per snapshot of the VMs' bandwidth during the migrations (0: skip; default 100)")
+    run.add_argument("--quick", action="store_true",
+                     help="a seconds-long tour: 100 bisections, 10 migrations, no bandwidth snapshots")
+    run.add_argument("--report", type=Path, default=Path("report"), metavar="DIR",
+                     help="report directory (default: ./report)")
+    run.add_argument("--scheduler", metavar="ADDR",
+                     help="Dask scheduler tcp://HOST:PORT (default: a local cluster; 'inline' runs in-process)")
+    run.add_argument("--workers", type=int, default=2, metavar="N", help="local cluster workers (default: 2)")
+    run.add_argument("--resume", action="store_true", help="keep finished tasks of an earlier run in --out/results")
     run.set_defaults(run=_run)
