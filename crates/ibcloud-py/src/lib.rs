@@ -25,6 +25,7 @@ mod partitions;
 mod routing;
 mod summary;
 mod vswitch;
+mod sa;
 
 use pyo3::prelude::*;
 
@@ -73,5 +74,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     netsim::register(m)?;
     partitions::register(m)?;
     vswitch::register(m)?;
+    sa::register(m)?;
     Ok(())
 }

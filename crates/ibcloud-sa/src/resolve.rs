@@ -168,6 +168,9 @@ impl<'a> Resolver<'a> {
         let mut node: NodeId = src.node;
         if !self.fabric.node(node).is_switch() {
             if src == dst {
+                // A port's path to itself: the SA answers with its own link's MTU and rate.
+                self.link(src, &mut acc).map_err(fail)?;
+                acc.hops = 0;
                 return Ok(acc);
             }
             node = self.link(src, &mut acc).map_err(fail)?.node;

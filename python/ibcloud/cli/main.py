@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import analyze, consolidate, event, partitions, reproduce, route, run, sim, topo, verify, vswitch
+    from ibcloud.cli import analyze, consolidate, event, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.register(commands)
     partitions.register(commands)
     vswitch.register(commands)
+    sa.register(commands)
     return parser
 
 
