@@ -67,6 +67,11 @@ impl PathCache {
         }
     }
 
+    /// The cached record of a DGID without counting a hit.
+    pub fn peek(&self, dgid: &[u8; 16]) -> Option<&PathRecordRepr> {
+        self.table.get(dgid)
+    }
+
     /// Drops one DGID's entry (an SM notice that its path changed).
     pub fn invalidate(&mut self, dgid: &[u8; 16]) -> bool {
         self.table.remove(dgid).is_some()

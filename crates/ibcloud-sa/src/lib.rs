@@ -24,6 +24,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub mod cache;
+pub mod endnode;
 mod error;
 pub mod rate;
 pub mod resolve;
