@@ -26,6 +26,7 @@ mod routing;
 mod summary;
 mod vswitch;
 mod sa;
+mod sa;
 
 use pyo3::prelude::*;
 
@@ -74,6 +75,7 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     netsim::register(m)?;
     partitions::register(m)?;
     vswitch::register(m)?;
+    sa::register(m)?;
     sa::register(m)?;
     Ok(())
 }

@@ -28,6 +28,7 @@ pub mod endnode;
 mod error;
 pub mod rate;
 pub mod resolve;
+pub mod service;
 pub mod wire;
 
 pub use error::SaError;
