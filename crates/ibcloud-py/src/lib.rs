@@ -26,7 +26,6 @@ mod routing;
 mod summary;
 mod vswitch;
 mod sa;
-mod sa;
 
 use pyo3::prelude::*;
 
@@ -75,7 +74,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     netsim::register(m)?;
     partitions::register(m)?;
     vswitch::register(m)?;
-    sa::register(m)?;
     sa::register(m)?;
     Ok(())
 }

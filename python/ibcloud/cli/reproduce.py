@@ -35,6 +35,8 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
                "Seed 002: pFTree, pFTree-Ext isolation and pFTree-Wt balance (Figs. 10-11, 13-15, Table 4)"),
     "vswitch": ("ibcloud.vswitch.reproduction",
                 "Papers II/V: SR-IOV vSwitch — Table I/2, FTreeMinRC marking (Table 3), Fig. 8 migration campaign"),
+    "sa-cache": ("ibcloud.sa.reproduction",
+                 "Paper I: SA path-record caching — Table V, Figs. 5-7, cache bound, OpenSM flood on ibsim"),
 }
 
 
