@@ -241,9 +241,10 @@ def _plots(rep: dict[str, Any], out: Path) -> None:
     for ax_, case in zip(axes, ("Fig. 5 Shared Port", "Fig. 6 LIDtracker", "Fig. 7 LIDtracker + cache")):
         row = next(r for r in rep["migrations"] if r["case"] == case)
         for node, name in ((0, "client"), (1, "server")):
-            pts = [(t, c) for t, n, c in row["timeline"] if n == node]
-            if pts:
-                ax_.step([p[0] for p in pts], [p[1] for p in pts], where="post", label=f"SA queries by {name}")
+            pts = [(0.0, 0)] + [(t, c) for t, n, c in row["timeline"] if n == node]
+            end = max(120.0, (row["restored_s"] or 0.0) + 5.0)
+            pts.append((end, pts[-1][1]))
+            ax_.step([p[0] for p in pts], [p[1] for p in pts], where="post", label=f"SA queries by {name}")
         for t, color in ((13.0, "orange"), (14.5, "purple"), (39.0, "cyan")):
             ax_.axvline(t, color=color, lw=0.8)
         if row["restored_s"]:
