@@ -98,6 +98,8 @@ pub(crate) fn sa_parse_mad(
 }
 
 /// The 64-byte wire form of a PathRecord given by its main fields.
+// Keyword arguments of a Python function, not a Rust API.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (slid, dlid, sl=0, mtu=4, rate=7, pkt_life=18, caching=false))]
 pub(crate) fn sa_path_record_bytes(

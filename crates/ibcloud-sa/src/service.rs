@@ -162,6 +162,9 @@ enum Ev {
 
 const NS: f64 = 1e9;
 
+/// The event queue: (time in ns, sequence, event), earliest first.
+type Queue = BinaryHeap<Reverse<(u64, u64, Ev)>>;
+
 /// Runs one experiment and returns per-round statistics.
 pub fn run_experiment(p: &ExperimentParams) -> Vec<RoundStats> {
     let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
@@ -196,18 +199,17 @@ pub fn run_experiment(p: &ExperimentParams) -> Vec<RoundStats> {
     };
     let round_of = |t: f64| ((t / p.round_s) as usize).min(p.rounds.saturating_sub(1));
     // Spawns: the SIF at 0; each MIF k more at the start of rounds 2..=m.
-    let spawn =
-        |heap: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>,
-         t: f64,
-         host: usize,
-         inst_host: &mut Vec<usize>,
-         waiting: &mut Vec<Option<(u64, f64)>>,
-         push: &mut dyn FnMut(&mut BinaryHeap<Reverse<(u64, u64, Ev)>>, f64, Ev)| {
-            let id = inst_host.len() as u32;
-            inst_host.push(host);
-            waiting.push(None);
-            push(heap, t, Ev::Spawn(id));
-        };
+    let spawn = |heap: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>,
+                 t: f64,
+                 host: usize,
+                 inst_host: &mut Vec<usize>,
+                 waiting: &mut Vec<Option<(u64, f64)>>,
+                 push: &mut dyn FnMut(&mut Queue, f64, Ev)| {
+        let id = inst_host.len() as u32;
+        inst_host.push(host);
+        waiting.push(None);
+        push(heap, t, Ev::Spawn(id));
+    };
     spawn(&mut heap, 0.0, 0, &mut inst_host, &mut waiting, &mut push);
     for r in 1..p.rounds {
         for h in 1..=p.mifs.min(nh - 1) {
