@@ -74,3 +74,17 @@ def test_a_missing_sm_is_reported_not_raised(tmp_path: Path) -> None:
                               env=sim.client_env(), capture_output=True, text=True, timeout=60)
         assert done.returncode == 1
         assert "no SM" in json.loads(out.read_text())["error"]
+
+
+def test_algorithm_1_template_adds_load_per_round(tmp_path: Path) -> None:
+    from ibcloud.sa.run import benchmark_on_ibsim
+
+    net = tmp_path / "t.net"
+    Fabric.generate("4-ary-2-full").write(net)
+    out = benchmark_on_ibsim(net, mifs=2, k=4, rounds=3, round_s=1.0)
+    assert out["errors"] == [] and out["wrong_answers"] == 0 and out["unresolved"] == []
+    rounds = out["rounds"]
+    assert [r["instances"] for r in rounds] == [1, 9, 17]
+    # Round 1 is the SIF alone; from round 2 the MIFs add load the SIF shares.
+    assert rounds[0]["total_qps"] == rounds[0]["sif_qps"] > 0
+    assert all(r["total_qps"] > r["sif_qps"] for r in rounds[1:])

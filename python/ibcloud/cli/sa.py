@@ -15,6 +15,11 @@ flooder talks to the SM of the local port (a real fabric, or any ibsim if
 ``--fabric``/``--lfts`` give the SM's fabric and tables. Exit status 1 when
 any answer was malformed, mismatched, unmatched, an error or late.
 
+``sa benchmark --ibsim NET|PRESET --mifs n --k k --rounds m`` is Paper I's
+Algorithm 1 against OpenSM on ibsim: one SIF process with one query
+outstanding, n MIF processes whose windows grow by k per round from round
+2; per round the SIF's Q/s, mean, median, std. dev. and the total.
+
 >>> from ibcloud.cli.main import main
 >>> main(["sa", "resolve", "4-ary-2-full", "--route", "minhop", "17", "32"])  # doctest: +ELLIPSIS
 SLID  DLID  SL  MTU   rate  hops fwd/rev
@@ -168,6 +173,43 @@ def _flood(args: argparse.Namespace) -> int:
     return int(ExitStatus.FAILURE) if failed else 0
 
 
+def _benchmark(args: argparse.Namespace) -> int:
+    from ibcloud.sa.run import benchmark_on_ibsim
+
+    if args.mifs < 0 or args.mifs > 8 or args.k < 1 or args.rounds < 1 or args.round_seconds <= 0:
+        raise SaError("need 0 <= --mifs <= 8 (ibsim's client limit), --k >= 1, --rounds >= 1, --round-seconds > 0")
+    net = Path(args.ibsim)
+    tmp = None
+    if not net.exists():
+        import tempfile
+
+        from ibcloud import Fabric
+
+        tmp = Path(tempfile.mkdtemp(prefix="sa-bench-"))
+        net = tmp / f"{args.ibsim}.net"
+        Fabric.generate(args.ibsim).write(net)
+    try:
+        out = benchmark_on_ibsim(net, mifs=args.mifs, k=args.k, rounds=args.rounds, round_s=args.round_seconds,
+                                 seed=args.seed, mtu=_mtu_code(args.mtu))
+    finally:
+        if tmp is not None:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"Algorithm 1 on OpenSM/ibsim ({out['nodes']} CAs): SIF + {args.mifs} MIFs, k = {args.k}, "
+              f"{args.rounds} rounds of {args.round_seconds:g} s")
+        print(f"{'round':>5} {'inst':>5} {'SIF Q/s':>8} {'mean µs':>8} {'median µs':>10} {'std µs':>8} {'total Q/s':>10}")
+        f = lambda v: f"{v:8.0f}" if v is not None else "       -"  # noqa: E731
+        for r in out["rounds"]:
+            print(f"{r['round']:>5} {r['instances']:>5} {f(r['sif_qps'])} {f(r['sif_mean_us'])}   {f(r['sif_median_us'])} "
+                  f"{f(r['sif_std_us'])}   {f(r['total_qps'])}")
+        print(f"wrong answers: {out['wrong_answers']}; errors: {out['errors'] or 'none'}")
+    return int(ExitStatus.FAILURE) if out["errors"] or out["wrong_answers"] else 0
+
+
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Adds ``sa`` (``resolve``, ``flood``) to the top-level parser.
 
@@ -205,3 +247,13 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     fl.add_argument("--seed", type=int, default=1, help="seed of the random pairs")
     fl.add_argument("--json", action="store_true", help="print JSON")
     fl.set_defaults(run=_flood)
+    be = sub.add_parser("benchmark", help="Paper I's Algorithm 1 (SIF + n MIFs, k more per round) on OpenSM/ibsim")
+    be.add_argument("--ibsim", required=True, metavar="NET|PRESET", help="net file or generator preset")
+    be.add_argument("--mifs", type=int, default=1, help="MIF flooders (n, default 1; at most 8)")
+    be.add_argument("--k", type=int, default=8, help="queries each MIF adds per round (default 8)")
+    be.add_argument("--rounds", type=int, default=3, help="rounds m (default 3; the paper's 25)")
+    be.add_argument("--round-seconds", type=float, default=20.0, help="seconds per round (default 20)")
+    be.add_argument("--mtu", type=int, default=2048, help="MTU of every port in bytes (default: 2048)")
+    be.add_argument("--seed", type=int, default=1, help="seed of the random pairs")
+    be.add_argument("--json", action="store_true", help="print JSON")
+    be.set_defaults(run=_benchmark)

@@ -7,6 +7,6 @@ True
 """
 
 from ibcloud.sa.flood import FloodStats, flood
-from ibcloud.sa.run import OpenSmDaemon, expected_answers, flood_on_ibsim
+from ibcloud.sa.run import OpenSmDaemon, benchmark_on_ibsim, expected_answers, flood_on_ibsim
 
-__all__ = ["FloodStats", "OpenSmDaemon", "expected_answers", "flood", "flood_on_ibsim"]
+__all__ = ["FloodStats", "OpenSmDaemon", "benchmark_on_ibsim", "expected_answers", "flood", "flood_on_ibsim"]

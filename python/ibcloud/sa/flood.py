@@ -50,6 +50,7 @@ class FloodStats:
     examples: list[str] = field(default_factory=list)
     sm_lid: int = 0
     answered_in_window: int = 0
+    rounds: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """Counts, queries/s and latency percentiles (µs).
@@ -75,6 +76,21 @@ class FloodStats:
         return out
 
 
+def _round_summary(number: int, window: int, lats: list[float], round_s: float) -> dict[str, Any]:
+    """Q/s, mean, median and std. dev. (µs) of one round's answers.
+
+    >>> _round_summary(1, 2, [1.0, 3.0], 2.0)["median_us"]
+    2.0
+    """
+    n = len(lats)
+    srt = sorted(lats)
+    mean = sum(srt) / n if n else None
+    median = (srt[(n - 1) // 2] + srt[n // 2]) / 2 if n else None
+    std = (sum((x - mean) ** 2 for x in srt) / (n - 1)) ** 0.5 if n > 1 and mean is not None else None
+    return {"round": number, "window": window, "answered": n, "qps": n / round_s, "mean_us": mean,
+            "median_us": median, "std_us": std}
+
+
 def flood(
     pairs: list[tuple[int, int]],
     expected: dict[tuple[int, int], tuple[int, int, int]] | None,
@@ -88,11 +104,16 @@ def flood(
     seed: int = 1,
     random_pairs: bool = True,
     max_queries: int | None = None,
+    schedule: list[int] | None = None,
+    round_s: float = 20.0,
 ) -> FloodStats:
     """Floods the SM for ``duration`` seconds keeping ``window`` queries outstanding.
 
     ``pairs`` are (SLID, DLID); drawn at random (``random_pairs``) or cycled
     in order. ``expected`` maps a pair to (SL, MTU code, rate code).
+    ``schedule`` (Algorithm 1) gives the window of each round of ``round_s``
+    seconds instead (0 = idle) and overrides ``window`` and ``duration``;
+    per-round counts and latencies are then in ``stats.rounds``.
 
     >>> flood.__name__
     'flood'
@@ -100,6 +121,11 @@ def flood(
     from ibcloud import _native
     from ibcloud.sa.umad import ETIMEDOUT, Umad
 
+    if schedule is not None:
+        if not schedule or min(schedule) < 0 or round_s <= 0:
+            raise ValueError("a schedule needs rounds, windows >= 0 and a positive round length")
+        duration = len(schedule) * round_s
+        window = max(schedule)
     if window < 1:
         raise ValueError("window must be at least 1")
     if not pairs:
@@ -121,6 +147,7 @@ def flood(
     end = start + duration
     timeout_s = timeout_ms / 1000.0
     lat = stats.latencies_us
+    per_round: list[list[float]] = [[] for _ in (schedule or [])]
 
     def send_one() -> None:
         nonlocal tid, idx
@@ -154,6 +181,8 @@ def flood(
         sent_at, pair = entry
         stats.answered += 1
         lat.append((t - sent_at) * 1e6)
+        if per_round:
+            per_round[min(int((t - start) / round_s), len(per_round) - 1)].append((t - sent_at) * 1e6)
         if mstatus != 0:
             stats.status_errors += 1
             return
@@ -177,6 +206,8 @@ def flood(
             t = now()
             if t >= end or (max_queries is not None and stats.sent >= max_queries):
                 break
+            if schedule is not None:
+                window = schedule[min(int((t - start) / round_s), len(schedule) - 1)]
             while len(outstanding) < window and (max_queries is None or stats.sent < max_queries):
                 before = stats.send_errors
                 send_one()
@@ -197,6 +228,8 @@ def flood(
                 take(got, t)
             expire(t)
         stats.answered_in_window = in_window
+        for r, lats in enumerate(per_round):
+            stats.rounds.append(_round_summary(r + 1, (schedule or [0])[r], lats, round_s))
     finally:
         u.close()
     return stats
@@ -215,9 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     expected = {(e[0], e[1]): (e[2], e[3], e[4]) for e in spec["expected"]} if spec.get("expected") else None
     out: dict[str, Any] = {}
     try:
-        stats = flood(pairs, expected, window=spec["window"], duration=spec["duration"],
+        stats = flood(pairs, expected, window=spec.get("window", 1), duration=spec.get("duration", 5.0),
                       timeout_ms=spec.get("timeout_ms", 1000), sm_lid=spec.get("sm_lid"),
-                      seed=spec.get("seed", 1), random_pairs=spec.get("random", True))
+                      seed=spec.get("seed", 1), random_pairs=spec.get("random", True),
+                      schedule=spec.get("schedule"), round_s=spec.get("round_s", 20.0))
         out = stats.summary()
     except Exception as err:  # reported to the parent, never a traceback
         out = {"error": f"{type(err).__name__}: {err}"}

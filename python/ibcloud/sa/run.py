@@ -22,7 +22,7 @@ from typing import Any
 
 from ibcloud.interop import IbSim, InteropError, _scratch_root, _tail
 
-__all__ = ["OpenSmDaemon", "expected_answers", "flood_on_ibsim"]
+__all__ = ["OpenSmDaemon", "benchmark_on_ibsim", "expected_answers", "flood_on_ibsim"]
 
 
 class OpenSmDaemon:
@@ -197,3 +197,71 @@ def flood_on_ibsim(
             else:
                 runs.append({"window": w, "error": f"flooder exited with {done.returncode}: {done.stderr[-500:]}"})
     return {"net": str(net_file), "nodes": len(lids), "pairs": len(pairs), "runs": runs, "unresolved": problems}
+
+
+def benchmark_on_ibsim(
+    net_file: str | os.PathLike[str],
+    *,
+    mifs: int = 1,
+    k: int = 8,
+    rounds: int = 3,
+    round_s: float = 20.0,
+    num_pairs: int = 4096,
+    seed: int = 1,
+    mtu: int = 4,
+    timeout_ms: int = 1000,
+) -> dict[str, Any]:
+    """Paper I's Algorithm 1 against OpenSM on ibsim: one SIF flooder with
+    one query outstanding, ``mifs`` MIF flooders (separate processes, each
+    a host) whose window grows by ``k`` per round from round 2; per round the
+    SIF's Q/s, mean, median and std. dev. and the total Q/s. ibsim takes at
+    most 10 clients: OpenSM + SIF + up to 8 MIFs.
+
+    >>> benchmark_on_ibsim.__name__
+    'benchmark_on_ibsim'
+    """
+    from ibcloud import Fabric
+    from ibcloud.tables import read_lfts
+
+    if not 0 <= mifs <= 8:
+        raise InteropError("ibsim takes at most 10 clients: 0 to 8 MIFs")
+    schedules = [[1] * rounds] + [[0] + [k * r for r in range(1, rounds)] for _ in range(mifs)]
+    with IbSim(net_file) as sim, OpenSmDaemon(sim) as sm:
+        fabric = Fabric.read(sm.subnet_lst)
+        tables = read_lfts(sm.lfts, fabric)
+        lids = sorted(n["lid"] for n in fabric.nodes() if n["kind"] == "ca")
+        rng = random.Random(seed)
+        pairs = [(rng.choice(lids), rng.choice(lids)) for _ in range(num_pairs)]
+        expected, problems = expected_answers(tables, pairs, mtu=mtu)
+        procs = []
+        for i, sched in enumerate(schedules):
+            spec = sim.workdir / f"bench-{i}.json"
+            spec.write_text(json.dumps({
+                "pairs": pairs, "expected": [[*kk, *v] for kk, v in expected.items()], "schedule": sched,
+                "round_s": round_s, "timeout_ms": timeout_ms, "seed": seed + i,
+            }))
+            out = sim.workdir / f"bench-{i}.out.json"
+            procs.append((out, subprocess.Popen([sys.executable, "-m", "ibcloud.sa.flood", str(spec), str(out)],
+                                                cwd=sim.workdir, env=sim.client_env(), stdin=subprocess.DEVNULL,
+                                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+        results = []
+        for out, proc in procs:
+            try:
+                _, err = proc.communicate(timeout=rounds * round_s + 120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                results.append({"error": "flooder did not finish"})
+                continue
+            results.append(json.loads(out.read_text()) if out.exists()
+                           else {"error": f"flooder exited with {proc.returncode}: {err.decode(errors='replace')[-300:]}"})
+    table = []
+    for r in range(rounds):
+        sif = results[0].get("rounds", [{}] * rounds)[r] if "error" not in results[0] else {}
+        total = sum(res["rounds"][r]["qps"] for res in results if "error" not in res)
+        table.append({"round": r + 1, "instances": 1 + mifs * k * r, "sif_qps": sif.get("qps"),
+                      "sif_mean_us": sif.get("mean_us"), "sif_median_us": sif.get("median_us"),
+                      "sif_std_us": sif.get("std_us"), "total_qps": total})
+    bad = sum(res.get("answered", 0) - res.get("valid", 0) for res in results if "error" not in res)
+    return {"nodes": len(lids), "mifs": mifs, "k": k, "rounds": table, "wrong_answers": bad,
+            "errors": [res["error"] for res in results if "error" in res], "unresolved": problems}
