@@ -33,7 +33,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch bench-sa
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -111,3 +111,6 @@ bench-reconfig: $(STAMPS)/venv
 # pftree-ext with 8 partitions vs plain ftree on ft11664, same run (target: within 2x)
 bench-pftree: build
 	$(VPY) bench/pftree_vs_ftree.py --repeat 5
+
+bench-sa: build
+	$(VPY) bench/sa_flood.py

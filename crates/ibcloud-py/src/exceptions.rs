@@ -106,3 +106,9 @@ pyo3::create_exception!(
     IbcloudError,
     "A vSwitch operation refused: unknown VM or hypervisor, no free VF, LID space exhausted, FTreeMinRC on a non-fat-tree. The virtual fabric is left unchanged."
 );
+pyo3::create_exception!(
+    ibcloud.exceptions,
+    SaError,
+    IbcloudError,
+    "Subnet administration: a malformed or truncated MAD or PathRecord, a LID no port owns, or a pair the forwarding tables do not connect."
+);

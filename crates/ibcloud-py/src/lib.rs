@@ -26,6 +26,7 @@ mod partitions;
 mod routing;
 mod summary;
 mod vswitch;
+mod sa;
 
 use pyo3::prelude::*;
 
@@ -75,5 +76,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dftree::register(m)?;
     partitions::register(m)?;
     vswitch::register(m)?;
+    sa::register(m)?;
     Ok(())
 }

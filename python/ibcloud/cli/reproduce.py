@@ -43,6 +43,8 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
                 "Papers II/V: SR-IOV vSwitch — Table I/2, FTreeMinRC marking (Table 3), Fig. 8 migration campaign"),
     "dftree": ("ibcloud.dftree.reproduction",
                "Seed 003: dFtree slow lane for hot-spot flows (Exp. I-IV, parking lot, b_eff rings, 648 nodes)"),
+    "sa-cache": ("ibcloud.sa.reproduction",
+                 "Paper I: SA path-record caching — Table V, Figs. 5-7, cache bound, OpenSM flood on ibsim"),
 }
 
 

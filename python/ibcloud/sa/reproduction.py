@@ -1,0 +1,338 @@
+"""``ibcloud reproduce sa-cache``: Paper I — SA path-record caching.
+
+Prints ours beside the paper's for: Table V's shape (service model with
+Algorithm 1, calibrated to OpenSM on the switch), Figs. 5–7 query counts
+(end-node model: Shared Port, LIDtracker, LIDtracker + cache), the cache's
+memory bound (3.33 MiB), the 2,000-peer flood, beyond-the-paper cache
+invalidation on a heterogeneous (FDR/EDR) fabric, and — unless
+``--no-flood`` — our flooder against OpenSM on ibsim with the model
+calibrated to it. Writes plots to ``--out`` (default
+./out/reproductions/sa-cache/).
+
+>>> import argparse
+>>> p = argparse.ArgumentParser()
+>>> configure(p)
+>>> p.parse_args(["--no-flood", "--round-seconds", "2"]).round_seconds
+2.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["configure", "reproduce", "run"]
+
+#: Table V (OpenSM on the switch): (n, k) → round-1 SIF Q/s, mean, median, sd; round-25 SIF Q/s, mean,
+#: median, sd, total measured, expected.
+TABLE_V = {
+    (1, 8): (396, 0.45, 0.22, 1.20, 435, 0.50, 0.22, 2.20, 2605, 2540),
+    (2, 8): (405, 0.47, 0.22, 1.70, 174, 1.65, 0.24, 5.76, 4555, 4640),
+    (3, 8): (398, 0.48, 0.22, 1.36, 161, 4.27, 2.89, 9.03, 5900, 6740),
+    (4, 8): (406, 0.48, 0.22, 1.47, 98, 8.04, 4.10, 10.60, 6285, 8840),
+    (5, 8): (417, 0.45, 0.22, 1.24, 92, 8.80, 4.79, 11.40, 6561, 9990),
+    (5, 1): (397, 0.49, 0.22, 1.41, 167, 3.99, 0.53, 8.87, 6017, 9990),
+}
+
+#: The issue's reference for the flooder against OpenSM 3.3.23 on ibsim: preset → {W: queries/s}.
+FLOOD_REFERENCE = {"ft324": {1: 6700, 4: 24400, 16: 43000}, "ft5832": {1: 3100, 4: 7700, 16: 9000}}
+
+
+def _endnode(**changes: Any) -> dict[str, Any]:
+    from ibcloud import _native
+
+    p = json.loads(_native.sa_endnode_defaults())
+    p.update(changes)
+    return json.loads(_native.sa_endnode(json.dumps(p)))
+
+
+def table_v(round_seconds: float = 20.0, seed: int = 1) -> list[dict[str, Any]]:
+    """The service model's Table V (Algorithm 1, m = 25), row per (n, k).
+
+    >>> rows = table_v(round_seconds=0.5)
+    >>> [r["n"] for r in rows], rows[0]["paper_total"]
+    ([1, 2, 3, 4, 5, 5], 2605)
+    """
+    from ibcloud import _native
+
+    rows = []
+    for (n, k), paper in TABLE_V.items():
+        p = json.loads(_native.sa_service_paper(n, k))
+        p["round_s"] = round_seconds
+        p["seed"] = seed
+        rounds = json.loads(_native.sa_service_experiment(json.dumps(p)))
+        first, last = rounds[0], rounds[-1]
+        rows.append({
+            "n": n, "k": k, "instances": last["instances"],
+            "r1_sif_qps": first["sif_qps"], "r1_mean_ms": first["sif_mean_ms"], "r1_median_ms": first["sif_median_ms"],
+            "r1_std_ms": first["sif_std_ms"], "r25_sif_qps": last["sif_qps"], "r25_mean_ms": last["sif_mean_ms"],
+            "r25_median_ms": last["sif_median_ms"], "r25_std_ms": last["sif_std_ms"], "total_qps": last["total_qps"],
+            "expected": paper[9], "paper_r1_sif": paper[0], "paper_r1_median": paper[2], "paper_r25_sif": paper[4],
+            "paper_r25_mean": paper[5], "paper_r25_median": paper[6], "paper_total": paper[8],
+            "rounds": rounds,
+        })
+    return rows
+
+
+def migrations(seed: int = 1) -> list[dict[str, Any]]:
+    """Figs. 5–7 and the beyond-the-paper cases from the end-node model.
+
+    >>> rows = migrations()
+    >>> [r["case"] for r in rows][:3]
+    ['Fig. 5 Shared Port', 'Fig. 6 LIDtracker', 'Fig. 7 LIDtracker + cache']
+    """
+    cases = [
+        ("Fig. 5 Shared Port", dict(mode="SharedPort"), "restore ~111 s (98 s after the stale REQ); server ~140 excess; client ~8 in detach + 1"),
+        ("Fig. 6 LIDtracker", dict(mode="LidTracker"), "no unreachable wait; 1 query after migration; ~14 in detach"),
+        ("Fig. 7 LIDtracker + cache", dict(mode="LidTracker", cache=True), "exactly 1 query per side in total"),
+        ("vSwitch + cache", dict(mode="VSwitch", cache=True), "(Papers II/V: addresses preserved) 1 per side"),
+        ("GID kept, LID changed + cache", dict(mode="GidOnly", cache=True), "paper: peers cannot reconnect"),
+        ("FDR/EDR migration + plain cache", dict(mode="VSwitch", cache=True, path_changes=True), "thesis §5: the open question"),
+        ("FDR/EDR + cache + SM notice", dict(mode="VSwitch", cache=True, path_changes=True, invalidation="SmNotice"), "beyond the paper"),
+        ("FDR/EDR + cache + versioned flag", dict(mode="VSwitch", cache=True, path_changes=True, invalidation="Versioned"), "beyond the paper"),
+    ]
+    rows = []
+    for name, change, paper in cases:
+        r = _endnode(seed=seed, **change)
+        c, s = r["nodes"]
+        rows.append({"case": name, "restored_s": r["restored_s"], "first_connect_s": r["first_connect_s"],
+                     "client_queries": c["sa_queries"], "server_queries": s["sa_queries"],
+                     "client_in_detach": c["sa_after_migration"] - c["sa_after_attach"],
+                     "client_after_attach": c["sa_after_attach"], "server_after_attach": s["sa_after_attach"],
+                     "saved": c["sa_saved"] + s["sa_saved"], "unreachable": c["unreachable"] + s["unreachable"],
+                     "paper": paper, "timeline": r["timeline"]})
+    return rows
+
+
+def peer_flood(peers: int = 2000, per_peer: int = 10, burst_s: float = 1.0, capacity_qps: float = 6561.0) -> dict[str, Any]:
+    """The 2,000-peer migration burst against an SM of ``capacity_qps``
+    (fluid model: arrivals spread evenly over ``burst_s``, FIFO service).
+
+    >>> f = peer_flood()
+    >>> f["queries"], round(f["drain_s"], 2)
+    (20000, 3.05)
+    """
+    n = peers * per_peer
+    drain = max(burst_s, n / capacity_qps)
+    # Query i arrives at i/n·burst and is served at (i+1)/capacity: mean and max wait.
+    waits = [max(0.0, (i + 1) / capacity_qps - i / n * burst_s) for i in range(0, n, max(1, n // 2000))]
+    return {"peers": peers, "queries": n, "capacity_qps": capacity_qps, "drain_s": drain,
+            "mean_wait_s": sum(waits) / len(waits), "max_wait_s": max(waits), "with_cache_queries": 0}
+
+
+def calibrate(runs: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Server parameters of the service model fitted to a flood of OpenSM on
+    ibsim: saturated service time from the largest window's rate, the
+    client's own per-query time and the wire from W = 1.
+
+    >>> c = calibrate({1: {"qps": 5000.0, "p50_us": 100.0}, 16: {"qps": 20000.0, "p50_us": 700.0}})
+    >>> round(c["service_us"]), round(c["client_us"])
+    (50, 100)
+    """
+    wmax = max(runs)
+    service = 1e6 / runs[wmax]["qps"]
+    period1 = 1e6 / runs[1]["qps"]
+    wire = max(0.0, runs[1]["p50_us"] - service)
+    client = max(1.0, period1 - runs[1]["p50_us"])
+    return {"service_us": service, "per_hop_us": 0.0, "service_sigma": 0.3, "queue_limit": None,
+            "vacation_every_ms": None, "vacation_ms": 0.0, "wire_us": wire, "client_us": client}
+
+
+def flood_measurements(presets: list[str], windows: list[int], duration: float) -> dict[str, Any]:
+    """Our flooder against OpenSM on ibsim per preset, with the model calibrated to each.
+
+    >>> flood_measurements.__name__
+    'flood_measurements'
+    """
+    import tempfile
+
+    from ibcloud import Fabric, _native
+    from ibcloud.sa.run import flood_on_ibsim
+
+    out: dict[str, Any] = {}
+    for preset in presets:
+        with tempfile.TemporaryDirectory(prefix="sa-repro-") as d:
+            net = Path(d) / f"{preset}.net"
+            Fabric.generate(preset).write(net)
+            res = flood_on_ibsim(net, windows, duration=duration)
+        runs = {r["window"]: r for r in res["runs"] if "error" not in r}
+        entry: dict[str, Any] = {"nodes": res["nodes"], "runs": res["runs"], "reference": FLOOD_REFERENCE.get(preset)}
+        if 1 in runs and len(runs) > 1:
+            cal = calibrate(runs)
+            server = {k: v for k, v in cal.items() if k != "client_us"}
+            entry["calibration"] = cal
+            entry["model"] = {w: _native.sa_window_throughput(json.dumps(server), cal["client_us"], w, 2.0, 2.0, 1)[0]
+                              for w in windows}
+        out[preset] = entry
+    return out
+
+
+def reproduce(*, round_seconds: float = 20.0, flood_presets: list[str] | None = None, flood_seconds: float = 3.0,
+              out: Path | None = None, plots: bool = True, seed: int = 1) -> dict[str, Any]:
+    """Everything ``ibcloud reproduce sa-cache`` reports, with its checks.
+
+    >>> rep = reproduce(round_seconds=0.5, flood_presets=[], plots=False)
+    >>> rep["cache_bound"]["bytes"], rep["checks"]["one_query_per_pair_with_cache"]
+    (3489650, True)
+    """
+    from ibcloud import _native  # noqa: F401  (fail early without the extension)
+
+    tv = table_v(round_seconds, seed)
+    mig = migrations(seed)
+    by = {r["case"]: r for r in mig}
+    bound = 49150 * 71
+    rep: dict[str, Any] = {
+        "table_v": tv, "migrations": mig,
+        "cache_bound": {"entries": 49150, "entry_bytes": 71, "bytes": bound, "mib": bound / 2**20, "paper_mib": 3.33},
+        "peer_flood": peer_flood(),
+        "flood": flood_measurements(flood_presets, [1, 4, 16], flood_seconds) if flood_presets else {},
+    }
+    sp, lt, ca = by["Fig. 5 Shared Port"], by["Fig. 6 LIDtracker"], by["Fig. 7 LIDtracker + cache"]
+    rep["checks"] = {
+        "saturation_plateau_5500_7500": all(5500 <= r["total_qps"] <= 7500 for r in tv if r["n"] >= 4),
+        "tracks_expected_n_le_2": all(abs(r["total_qps"] - r["expected"]) / r["expected"] < 0.1 for r in tv if r["n"] <= 2),
+        "sif_collapses": all(r["r25_sif_qps"] < 0.3 * r["r1_sif_qps"] for r in tv if r["n"] >= 4),
+        "shared_port_restore_near_111s": sp["restored_s"] is not None and 100 <= sp["restored_s"] <= 120,
+        "shared_port_excess_tens_to_150": 30 <= sp["server_after_attach"] <= 200,
+        "lidtracker_no_unreachable": lt["unreachable"] == 0 and lt["restored_s"] is not None,
+        "one_query_per_pair_with_cache": (ca["client_queries"], ca["server_queries"]) == (1, 1),
+        "plain_cache_breaks_on_heterogeneous": by["FDR/EDR migration + plain cache"]["restored_s"] is None,
+        "invalidation_keeps_connectivity": all(by[c]["restored_s"] is not None for c in
+                                               ("FDR/EDR + cache + SM notice", "FDR/EDR + cache + versioned flag")),
+        "cache_bound_3_33_mib": abs(bound / 2**20 - 3.33) < 0.005,
+        "flood_all_answers_valid": all(r.get("valid") == r.get("answered") and r.get("answered", 0) > 0
+                                       for f in rep["flood"].values() for r in f["runs"]),
+    }
+    rep["ok"] = all(rep["checks"].values())
+    if plots and out is not None:
+        _plots(rep, out)
+        rep["plots"] = str(out)
+    return rep
+
+
+def _plots(rep: dict[str, Any], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    tv = rep["table_v"]
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    labels = [f"n={r['n']},k={r['k']}" for r in tv]
+    x = range(len(tv))
+    ax[0].bar([i - 0.2 for i in x], [r["paper_total"] for r in tv], 0.4, label="paper (measured)")
+    ax[0].bar([i + 0.2 for i in x], [r["total_qps"] for r in tv], 0.4, label="model")
+    ax[0].plot(list(x), [r["expected"] for r in tv], "k--", label="expected (Eq. 1)")
+    ax[0].set_xticks(list(x), labels, rotation=30)
+    ax[0].set_ylabel("total SA queries/s, round 25")
+    ax[0].legend()
+    ax[1].bar([i - 0.2 for i in x], [r["paper_r25_sif"] for r in tv], 0.4, label="paper")
+    ax[1].bar([i + 0.2 for i in x], [r["r25_sif_qps"] for r in tv], 0.4, label="model")
+    ax[1].set_xticks(list(x), labels, rotation=30)
+    ax[1].set_ylabel("SIF queries/s, round 25")
+    ax[1].legend()
+    fig.tight_layout()
+    fig.savefig(out / "table_v.png", dpi=120)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4), sharey=False)
+    for ax_, case in zip(axes, ("Fig. 5 Shared Port", "Fig. 6 LIDtracker", "Fig. 7 LIDtracker + cache")):
+        row = next(r for r in rep["migrations"] if r["case"] == case)
+        for node, name in ((0, "client"), (1, "server")):
+            pts = [(0.0, 0)] + [(t, c) for t, n, c in row["timeline"] if n == node]
+            end = max(120.0, (row["restored_s"] or 0.0) + 5.0)
+            pts.append((end, pts[-1][1]))
+            ax_.step([p[0] for p in pts], [p[1] for p in pts], where="post", label=f"SA queries by {name}")
+        for t, color in ((13.0, "orange"), (14.5, "purple"), (39.0, "cyan")):
+            ax_.axvline(t, color=color, lw=0.8)
+        if row["restored_s"]:
+            ax_.axvline(row["restored_s"], color="green", lw=0.8, ls="--")
+        ax_.set_title(case)
+        ax_.set_xlabel("time (s)")
+        ax_.legend()
+    axes[0].set_ylabel("cumulative SA queries")
+    fig.tight_layout()
+    fig.savefig(out / "figs_5_7.png", dpi=120)
+    plt.close(fig)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Adds the options of ``ibcloud reproduce sa-cache``.
+
+    >>> p = argparse.ArgumentParser()
+    >>> configure(p)
+    >>> p.parse_args([]).flood_presets
+    ['ft324']
+    """
+    parser.add_argument("--round-seconds", type=float, default=20.0, help="Algorithm 1 round length (default: 20)")
+    parser.add_argument("--flood-presets", nargs="*", default=["ft324"], metavar="PRESET",
+                        help="fabrics to flood OpenSM on ibsim with (default: ft324; ft5832 takes minutes)")
+    parser.add_argument("--flood-seconds", type=float, default=3.0, help="seconds per window (default: 3)")
+    parser.add_argument("--no-flood", action="store_true", help="skip the ibsim/OpenSM measurement")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the models")
+    parser.add_argument("--out", type=Path, default=Path("out/reproductions/sa-cache"), help="plot folder")
+    parser.add_argument("--no-plots", action="store_true", help="write no plots")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _fmt(v: Any, spec: str = ".0f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``ibcloud reproduce sa-cache``; 0 when every check passes.
+
+    >>> import contextlib, io
+    >>> p = argparse.ArgumentParser()
+    >>> configure(p)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as printed:
+    ...     status = run(p.parse_args(["--no-flood", "--round-seconds", "0.5", "--no-plots", "--json"]))
+    >>> '"cache_bound"' in printed.getvalue()
+    True
+    """
+    rep = reproduce(round_seconds=args.round_seconds, flood_presets=[] if args.no_flood else args.flood_presets,
+                    flood_seconds=args.flood_seconds, out=args.out, plots=not args.no_plots, seed=args.seed)
+    if args.json:
+        slim = json.loads(json.dumps(rep))
+        for r in slim["table_v"]:
+            r.pop("rounds", None)
+        for r in slim["migrations"]:
+            r.pop("timeline", None)
+        print(json.dumps(slim, indent=2))
+        return 0 if rep["ok"] else 1
+    print("Table V — OpenSM on the switch (paper) vs the service model (Algorithm 1, m = 25)")
+    print(f"{'n,k':<6}{'inst':>5} | {'R1 SIF':>13} {'R1 median':>13} | {'R25 SIF':>11} {'R25 mean ms':>13} "
+          f"{'R25 median':>13} | {'total Q/s':>13} {'expected':>9}")
+    for r in rep["table_v"]:
+        print(f"{r['n']},{r['k']:<4}{r['instances']:>5} | {r['r1_sif_qps']:>5.0f} ({r['paper_r1_sif']:>4}) "
+              f"{r['r1_median_ms']:>6.2f} ({r['paper_r1_median']:.2f}) | {r['r25_sif_qps']:>4.0f} ({r['paper_r25_sif']:>4}) "
+              f"{r['r25_mean_ms']:>5.2f} ({r['paper_r25_mean']:>5.2f}) {r['r25_median_ms']:>5.2f} ({r['paper_r25_median']:>5.2f}) | "
+              f"{r['total_qps']:>5.0f} ({r['paper_total']:>5}) {r['expected']:>9}")
+    print("\nMigration (end-node model; paper in the last column)")
+    print(f"{'case':<34}{'restored s':>11}{'client Q':>9}{'server Q':>9}{'cl. detach':>11}{'cl. after':>10}"
+          f"{'srv after':>10}{'saved':>7}  paper")
+    for r in rep["migrations"]:
+        print(f"{r['case']:<34}{_fmt(r['restored_s'], '.1f'):>11}{r['client_queries']:>9}{r['server_queries']:>9}"
+              f"{r['client_in_detach']:>11}{r['client_after_attach']:>10}{r['server_after_attach']:>10}{r['saved']:>7}  {r['paper']}")
+    b = rep["cache_bound"]
+    print(f"\nCache bound: {b['entries']} × {b['entry_bytes']} B = {b['bytes']:,} B = {b['mib']:.2f} MiB (paper 3.33 MiB)")
+    f = rep["peer_flood"]
+    print(f"2,000-peer flood: {f['queries']:,} queries in 1 s vs {f['capacity_qps']:.0f} Q/s: drained after "
+          f"{f['drain_s']:.2f} s, mean wait {f['mean_wait_s']:.2f} s, max {f['max_wait_s']:.2f} s; with the cache: 0 queries")
+    for preset, e in rep["flood"].items():
+        print(f"\nFlooder vs OpenSM 3.3.23 on ibsim, {preset} ({e['nodes']} CAs)")
+        for run_ in e["runs"]:
+            if "error" in run_:
+                print(f"  W={run_.get('window')}: {run_['error']}")
+                continue
+            w = run_["window"]
+            ref = (e.get("reference") or {}).get(w)
+            model = (e.get("model") or {}).get(w)
+            print(f"  W={w:<3} {run_['qps']:>8.0f} Q/s (reference {_fmt(ref)}; model {_fmt(model)})  p50 "
+                  f"{_fmt(run_['p50_us'])} µs  p99 {_fmt(run_['p99_us'])} µs  valid {run_['valid']}/{run_['answered']}")
+    print("\nChecks: " + ", ".join(f"{k}={'ok' if v else 'FAIL'}" for k, v in rep["checks"].items()))
+    if "plots" in rep:
+        print(f"Plots in {rep['plots']}")
+    return 0 if rep["ok"] else 1
