@@ -42,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import analyze, campaign, consolidate, event, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch
+    from ibcloud.cli import (
+        analyze, campaign, consolidate, event, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch,
+    )
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
