@@ -321,7 +321,15 @@ def _reconfig(s: Dict[str, Any]) -> Outcome:
     event = None if s["event"] == "none" else s["event"]
     rec = reconfigure(fabric, tables, event, *targets, method=s["method"], paths=s["paths"])
     rep = rec.report
-    row: Dict[str, Any] = {"ok": bool(rec.ok), "unreachable_pairs": rep.get("unreachable_pairs", 0)}
+    # `unreachable_pairs` counts pairs the event cut off physically; pairs the
+    # new tables fail to route (e.g. a sub-tree re-route after a fault) are
+    # reported separately so a failed check never reads as "0 unreachable".
+    check = rep.get("check") or {}
+    row: Dict[str, Any] = {
+        "ok": bool(rec.ok),
+        "unreachable_pairs": rep.get("unreachable_pairs", 0),
+        "unrouted_pairs": int(check.get("pairs", 0)) - int(check.get("reachable", 0)),
+    }
     for k, v in rec.changes.items():
         if isinstance(v, (int, float)):
             row[k] = v
