@@ -3,13 +3,11 @@
 //! traces and parameters first; errors that still reach this layer become
 //! `ValueError`, a panic `InternalError`.
 
-use crate::exceptions as exc;
 use ibcloud_cloud::{
     run_jobs, ConsolidationError, Criterion, DelayUnit, Demand, Fit, Job, PackSpec, Window,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 /// Adds the classes of this file to the module.
@@ -26,19 +24,7 @@ fn detached<T: Send>(
     py: Python<'_>,
     work: impl FnOnce() -> Result<T, ConsolidationError> + Send,
 ) -> PyResult<T> {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
-        Ok(result) => result.map_err(value_error),
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(exc::InternalError::new_err(format!(
-                "internal error (a bug in ibcloud, please report it): {what}"
-            )))
-        }
-    }
+    crate::error::detached_map(py, work, value_error)
 }
 
 /// One job as Python passes it: pack segments, evaluation segments, cores,

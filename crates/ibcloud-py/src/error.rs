@@ -140,6 +140,29 @@ where
     py.detach(|| guarded(work))
 }
 
+/// [`detached`] for bindings that map their crate's errors themselves (to
+/// their own exception class); a panic still becomes `InternalError`.
+pub(crate) fn detached_map<T, E, F>(
+    py: Python<'_>,
+    work: F,
+    map: impl FnOnce(E) -> PyErr,
+) -> PyResult<T>
+where
+    F: FnOnce() -> Result<T, E> + Send,
+    T: Send,
+    E: Send,
+{
+    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
+        Ok(result) => result.map_err(map),
+        Err(payload) => Err(internal_error(payload)),
+    }
+}
+
+/// The `InternalError` for a caught panic.
+pub(crate) fn internal_error(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    exc::InternalError::new_err(panic_message(payload.as_ref()))
+}
+
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let what = payload
         .downcast_ref::<&str>()

@@ -20,13 +20,13 @@ mod formats;
 mod generate;
 mod lft;
 mod lids;
-mod reconfig;
 mod netsim;
 mod partitions;
+mod reconfig;
 mod routing;
+mod sa;
 mod summary;
 mod vswitch;
-mod sa;
 
 use pyo3::prelude::*;
 

@@ -4,7 +4,7 @@
 //! without copies). A Python controller and a progress callback are called
 //! at sweeps with the GIL taken back only then.
 
-use crate::exceptions::{self as exc, SimulationError};
+use crate::exceptions::SimulationError;
 use crate::lft::PyForwardingTables;
 use ibcloud_netsim::{
     config::pcie_gbps, parse_events, sweep, time::parse_duration, traffic::parse_trace_csv, Action,
@@ -31,16 +31,7 @@ pub(crate) fn sim_err(e: NetsimError) -> PyErr {
     SimulationError::new_err(e.to_string())
 }
 
-pub(crate) fn internal(payload: Box<dyn std::any::Any + Send>) -> PyErr {
-    let what = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned());
-    exc::InternalError::new_err(format!(
-        "internal error (a bug in ibcloud, please report it): {what}"
-    ))
-}
+pub(crate) use crate::error::internal_error as internal;
 
 pub(crate) fn parse_config(text: &str) -> PyResult<SimConfig> {
     let c: SimConfig =

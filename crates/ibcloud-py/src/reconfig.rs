@@ -14,7 +14,6 @@ use ibcloud_reconfig::method::{reconfigure, Method, MethodOptions};
 use ibcloud_reconfig::{experiments, metabase, order, ReconfigError};
 use ibcloud_routing::EngineOptions;
 use pyo3::prelude::*;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 /// Adds the functions of this file to the module.
@@ -50,19 +49,7 @@ fn detached<T: Send>(
     py: Python<'_>,
     work: impl FnOnce() -> Result<T, ReconfigError> + Send,
 ) -> PyResult<T> {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(work))) {
-        Ok(result) => result.map_err(to_py),
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            Err(exc::InternalError::new_err(format!(
-                "internal error (a bug in ibcloud, please report it): {what}"
-            )))
-        }
-    }
+    crate::error::detached_map(py, work, to_py)
 }
 
 /// Applies `before` events to `fabric` (the state `tables` belong to), then
@@ -277,6 +264,8 @@ fn reconfig_node_order(
     contiguous: bool,
 ) -> PyResult<String> {
     let f = &fabric.inner;
-    let r = detached(py, || experiments::node_order(f, &patterns, orders, seed, contiguous))?;
+    let r = detached(py, || {
+        experiments::node_order(f, &patterns, orders, seed, contiguous)
+    })?;
     json!(&r)
 }

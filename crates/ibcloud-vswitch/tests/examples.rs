@@ -373,7 +373,9 @@ fn which_migrations_need_partially_static() {
     let vm = vf.find_vm("vm0").unwrap();
     let local = vf.plan_migration(vm, 1, Method::FtreeMinRc, false).unwrap();
     assert!(transition(&vf, &local).deadlock_free);
-    let far = vf.plan_migration(vm, 31, Method::FtreeMinRc, false).unwrap();
+    let far = vf
+        .plan_migration(vm, 31, Method::FtreeMinRc, false)
+        .unwrap();
     let t = transition(&vf, &far);
     assert!(t.needs_partially_static);
     assert!(!t.cycle.is_empty());
