@@ -36,6 +36,7 @@ from ibcloud.delay.kernel import delay_stats
 from ibcloud.delay.packing import consolidate
 from ibcloud.delay.plots import CASES, plot_cases, plot_fleet, plot_full_data, plot_host, plot_pareto, plot_scatter
 from ibcloud.delay.trace import Trace
+from ibcloud.checks import Check
 
 __all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT"]
 
@@ -43,33 +44,6 @@ __all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTIO
 DESCRIPTION = "Paper VI: workload delay as a QoS metric, utilisation- vs delay-based VM consolidation (Tables I, II)"
 #: Where results go unless ``--out`` says otherwise.
 DEFAULT_OUT = Path("out") / "reproductions" / "delay"
-
-
-@dataclasses.dataclass(frozen=True)
-class Check:
-    """One claim of the paper and whether our run shows it.
-
-    >>> Check("R1", "Fig. 3 cases", True, "ok").mark
-    'ok'
-    """
-
-    id: str
-    """R1–R7, as in docs/reproductions/delay.md."""
-    claim: str
-    """What the paper shows."""
-    passed: bool
-    """Whether this run shows it."""
-    detail: str
-    """Our numbers behind the verdict."""
-
-    @property
-    def mark(self) -> str:
-        """``ok`` or ``FAIL``.
-
-        >>> Check("R9", "x", False, "").mark
-        'FAIL'
-        """
-        return "ok" if self.passed else "FAIL"
 
 
 @dataclasses.dataclass

@@ -27,6 +27,7 @@ from ibcloud import _native
 from ibcloud.dftree import config as dftree_config
 from ibcloud.dftree import testbed, testbed_settings
 from ibcloud.sim import SimResult, config, parse_duration, parse_traffic
+from ibcloud.checks import Check
 
 __all__ = ["PAPER", "Check", "configure", "reproduce", "run"]
 
@@ -60,28 +61,6 @@ EXPERIMENTS = {
 }
 
 MS = 1_000_000_000
-
-
-@dataclass
-class Check:
-    """One claim of what counts as reproduced, and whether it holds.
-
-    >>> Check("T1", "victims collapse", True, "3.2 Gb/s").as_dict()["passed"]
-    True
-    """
-
-    id: str
-    claim: str
-    passed: bool
-    detail: str
-
-    def as_dict(self) -> Dict[str, Any]:
-        """JSON form.
-
-        >>> Check("a", "b", False, "c").as_dict()["id"]
-        'a'
-        """
-        return {"id": self.id, "claim": self.claim, "passed": self.passed, "detail": self.detail}
 
 
 @dataclass

@@ -53,6 +53,7 @@ from ibcloud.partitions import (
 )
 from ibcloud.pftree import paper
 from ibcloud.routing import route as plain_route
+from ibcloud.checks import Check
 
 __all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT"]
 
@@ -69,29 +70,6 @@ ENGINES = {
     "pftree-marks": ("pftree", "marks-only"),
     "pftree-ext": ("pftree-ext", "corrected"),
 }
-
-
-@dataclasses.dataclass(frozen=True)
-class Check:
-    """One claim of the paper and whether our run shows it.
-
-    >>> Check("C1", "phy shares no link", True, "9/9 trees").mark
-    'ok'
-    """
-
-    id: str
-    claim: str
-    passed: bool
-    detail: str
-
-    @property
-    def mark(self) -> str:
-        """``ok`` or ``FAIL``.
-
-        >>> Check("C9", "x", False, "").mark
-        'FAIL'
-        """
-        return "ok" if self.passed else "FAIL"
 
 
 @dataclasses.dataclass
