@@ -104,9 +104,10 @@ clean:
 # Papers III/IV on ft11664: sub-tree (< 10 ms), SlimUpdate after a link
 # failure (< 1 s), metabase phase II (< 100 ms), each beside a full ftree
 # route of the same tree in the same run (best of 3).
-bench-reconfig: $(STAMPS)/venv
+bench-reconfig: build
 	uptime
 	cargo run --release -p ibcloud-reconfig --example reconfig_speed -- ft11664 3
+	$(VPY) bench/reconfig_vs_papers.py
 
 # pftree-ext with 8 partitions vs plain ftree on ft11664, same run (target: within 2x)
 bench-pftree: build

@@ -178,7 +178,7 @@ def _reproduction(frame: Any, root: Path, out: Path) -> str:
         parts.append(f"<h3>reproduce {html.escape(str(summary.get('reproduction')))} "
                      f"{html.escape(str(summary.get('options')))} — "
                      f"<span class=\"{'pass' if status == 0 else 'fail'}\">"
-                     f"{'reproduced' if status == 0 else 'a check failed'}</span> "
+                     f"{'every prediction holds' if status == 0 else 'a prediction does not hold'}</span> "
                      f"({float(summary.get('seconds', 0)):.1f} s)</h3>")
         checks = group[group.record == "check"] if "record" in group else group.iloc[0:0]
         if len(checks):
@@ -249,6 +249,9 @@ def render(results: Union[str, os.PathLike], out: Union[str, os.PathLike], title
     parts.append(f'<p class="summary">{finished} of {total} task(s) finished, {len(failures)} failed. '
                  f"Results: <code>{html.escape(str(root.resolve()))}</code></p>")
     parts.append(summary_html)
+    from ibcloud.campaign.scoreboard import html_section  # the reproductions' claims, kinds and verdicts
+
+    parts.append(html_section(root, store.frame("reproduce") if len(frame) else None))
     if len(frame):
         order = list(dict.fromkeys(t["experiment"] for t in meta.get("tasks", []))) or \
             list(dict.fromkeys(frame.experiment))

@@ -4,9 +4,14 @@ our numbers beside the paper's.
 ``ibcloud reproduce --list`` shows the reproductions;
 ``ibcloud reproduce NAME --help`` shows a reproduction's options. Each one is
 a module named in :data:`REPRODUCTIONS` with ``configure(parser)`` (adds its
-options) and ``run(args) -> int`` (exit status: 0 when every check of what
-counts as reproduced passes, 1 when one fails); the module is imported only
-when it runs, so adding one costs the other commands nothing.
+options) and ``run(args) -> int`` (exit status: 0 when every prediction and
+qualitative claim of its registry, ``ibcloud/claims/NAME.toml``, holds, 1
+when one does not; calibration and construction rows and wall-clock times
+never decide it); the module is imported only when it runs, so adding one
+costs the other commands nothing. Every reproduction ends with its
+scoreboard; ``ibcloud reproduce all`` also prints the totals per paper,
+writes them to ``OUT/scoreboard.json`` and ``OUT/scoreboard.parquet`` and
+regenerates ``docs/reproductions/SCOREBOARD.md`` (``--scoreboard FILE``).
 
 >>> from ibcloud.cli.main import main
 >>> main(["reproduce", "--list"])  # doctest: +ELLIPSIS
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -130,19 +136,43 @@ def _run(args: argparse.Namespace) -> int:
         row = rows.iloc[0]
         if len(names) > 1:
             print(f"=== reproduce {task.settings['reproduction']} ({row.seconds:.1f} s, "
-                  f"{'reproduced' if row.status == 0 else 'a check failed'})")
-        sys.stdout.write(str(row.output))
-        if int(row.status) != 0:
-            status = ExitStatus.FAILURE
+                  f"{'every prediction holds' if row.status == 0 else 'a prediction does not hold'})")
         files = store.path / "files" / task.hash
         target = out / task.settings["reproduction"] if len(names) > 1 else out
+        # The task ran in a temporary folder (removed since); its files are now in target.
+        sys.stdout.write(_TMP.sub(lambda _: str(target), str(row.output)))
+        if int(row.status) != 0:
+            status = ExitStatus.FAILURE
         if files.is_dir():
             shutil.copytree(files, target, dirs_exist_ok=True)
+    if len(names) > 1:
+        _scoreboard(frame, out, args.scoreboard)
     if summary.skipped:
         print(f"({summary.skipped} stored result(s) of identical earlier runs reused)", file=sys.stderr)
     if args.report:
         print(f"wrote {render(results, args.report)}", file=sys.stderr)
     return int(status)
+
+
+#: The campaign runner's temporary output folder of a reproduce task (see ibcloud.campaign.kinds).
+_TMP = re.compile(r"/[^\s\"']*?ibcloud-reproduce-[A-Za-z0-9_]+")
+
+
+def _scoreboard(frame, out: Path, markdown_path) -> None:
+    """Totals per paper and overall: printed, written as JSON and Parquet to
+    ``out``, and as Markdown to ``markdown_path`` (default: the repository's
+    docs/reproductions/SCOREBOARD.md when run from its root, else OUT)."""
+    from ibcloud.campaign.scoreboard import claims_frame, markdown, render_totals, write
+
+    claims = claims_frame(out, frame)
+    render_totals(claims)
+    written = write(claims, out)
+    if markdown_path is None:
+        docs = Path("docs") / "reproductions"
+        markdown_path = docs / "SCOREBOARD.md" if docs.is_dir() else out / "SCOREBOARD.md"
+    Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
+    Path(markdown_path).write_text(markdown(claims))
+    print(f"wrote {', '.join(str(p) for p in written)} and {markdown_path}", file=sys.stderr)
 
 
 def _runner_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
@@ -156,6 +186,9 @@ def _runner_options(parser: argparse.ArgumentParser, suppress: bool = False) -> 
                         help="reuse stored results of identical runs (finish an interrupted 'all')")
     parser.add_argument("--report", type=Path, metavar="DIR", default=default,
                         help="also render the HTML report of the results")
+    parser.add_argument("--scoreboard", type=Path, metavar="FILE", default=default,
+                        help="'all': where the Markdown scoreboard goes (default: docs/reproductions/SCOREBOARD.md "
+                             "when run from the repository's root, else OUT/SCOREBOARD.md)")
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -8,7 +8,9 @@ the paper's numbers, with plots and files in ``--out``
 
 The default campaign is reduced (``--bisect-runs 200`` per snapshot and
 routing); ``--full`` runs the paper's 10,000. ``--topologies`` and
-``--scenarios`` pick a subset. Exit status 1 when a check fails.
+``--scenarios`` pick a subset. Ends with the scoreboard of
+ibcloud/claims/vswitch.toml; exit status 1 when a prediction or qualitative
+claim that ran does not hold.
 
 >>> rep = reproduce(out=None, plots=False, topologies=["4-ary-2-full"], scenarios=[0, 13], bisect_runs=10)
 >>> rep.table2_ok, rep.marking_ok
@@ -25,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
 from ibcloud.fabric import Fabric
 from ibcloud.vswitch import capacity, simulate, smp_time, table2, worst_case_marking
 
@@ -74,7 +77,7 @@ class Reproduction:
     capacity: Dict[str, int] = dataclasses.field(default_factory=dict)
     campaign: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     snapshots: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
-    checks: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    checks: List[Check] = dataclasses.field(default_factory=list)
     settings: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -97,16 +100,27 @@ class Reproduction:
 
     @property
     def ok(self) -> bool:
-        """Every check passed.
+        """Every prediction and qualitative claim that ran holds.
 
         >>> Reproduction().ok
         True
         """
-        return all(c["passed"] for c in self.checks)
+        return exit_status(self.checks) == 0
+
+    def as_dict(self) -> Dict[str, Any]:
+        """JSON form: everything, every claim with its verdict, the counts.
+
+        >>> Reproduction().as_dict()["scoreboard"]["claims"]
+        0
+        """
+        d = dataclasses.asdict(self)
+        d["checks"] = [c.as_dict() for c in self.checks]
+        d["scoreboard"] = counts(self.checks)
+        return d
 
 
-def _check(rep: Reproduction, cid: str, claim: str, passed: bool, detail: str) -> None:
-    rep.checks.append({"id": cid, "claim": claim, "passed": bool(passed), "detail": detail})
+def _check(rep: Reproduction, cid: str, passed: bool, detail: str, shape: Optional[bool] = None) -> None:
+    rep.checks.append(claims("vswitch")[cid].judge(passed, detail, shape))
 
 
 def reproduce(out: Optional[Path] = DEFAULT_OUT, plots: bool = True, topologies: Sequence[str] = TOPOLOGIES,
@@ -134,16 +148,17 @@ def reproduce(out: Optional[Path] = DEFAULT_OUT, plots: bool = True, topologies:
     if rep.table2:
         r324 = next(r for r in rep.table2 if r["nodes"] == 324)
         red = 1 - r324["max_smps"] / r324["full_rc_smps"]
-        _check(rep, "T2", "Table I/2: all cells", rep.table2_ok,
-               f"{sum(7 for r in rep.table2 if r['match'])}/{7 * len(rep.table2)} cells match")
-        _check(rep, "H3a", "324 nodes: worst case 72 of 216 SMPs, −66.7 %", abs(red - 2 / 3) < 1e-9,
-               f"−{100 * red:.1f} %")
+        counted = [(r["switches"], r["lids"], r["blocks"], r["full_rc_smps"]) == tuple(r["paper"][:4])
+                   for r in rep.table2]
+        minmax = [(r["min_smps"], r["max_smps"]) == tuple(r["paper"][4:]) for r in rep.table2]
+        _check(rep, "T2", all(counted), f"{4 * sum(counted)}/{4 * len(counted)} cells match")
+        _check(rep, "T2m", all(minmax), f"{2 * sum(minmax)}/{2 * len(minmax)} cells match")
+        _check(rep, "H3a", abs(100 * red - 66.7) <= 0.1, f"−{100 * red:.1f} %")
         big_row = [r for r in rep.table2 if r["nodes"] == 11664]
         if big_row:
             r = big_row[0]
             share = r["max_smps"] / r["full_rc_smps"]
-            _check(rep, "H3b", "11,664 nodes: 3,240 of 336,960 SMPs (0.96 %, −99.04 %)",
-                   f"{100 * share:.2f}" == "0.96" and f"{100 * (1 - share):.2f}" == "99.04",
+            _check(rep, "H3b", abs(100 * share - 0.96) <= 0.01,
                    f"{100 * share:.2f} %, −{100 * (1 - share):.2f} %")
     # Worst-case marking and Table 3.
     for preset in ["ft324", "ft648", "ft5832", "ft11664", "ft20736"] + TOPOLOGIES:
@@ -154,22 +169,17 @@ def reproduce(out: Optional[Path] = DEFAULT_OUT, plots: bool = True, topologies:
         rep.marking.append({"topology": preset, **m, "paper_marked": PAPER_MARKED[preset],
                             "paper_ms": PAPER_TABLE3.get(preset)})
     if rep.marking:
-        _check(rep, "M1", "worst-case marked switches as in reference B §2.4", rep.marking_ok,
-               ", ".join(f"{r['topology']} {r['marked']}" for r in rep.marking))
-        timed = [r for r in rep.marking if r["paper_ms"] is not None]
-        if timed:
-            _check(rep, "H5", "marking is negligible (Table 3: 3, 3.4, 79 ms)", all(r["ms"] < r["paper_ms"] for r in timed),
-                   ", ".join(f"{r['topology']} {r['ms']:.3f} ms" for r in timed))
+        _check(rep, "M1", rep.marking_ok, ", ".join(f"{r['topology']} {r['marked']}" for r in rep.marking))
+        # Table 3's marking times are wall-clock: make bench-vswitch compares them as ratios.
     # LID space and timing.
     c = capacity(16)["prepopulated"]
     rep.capacity = {"max_hypervisors": c["max_hypervisors"], "max_vms": c["max_vms"]}
-    _check(rep, "H8", "16 VFs: 2,891 hypervisors, 46,256 VMs", (c["max_hypervisors"], c["max_vms"]) == (2891, 46256),
+    _check(rep, "H8", (c["max_hypervisors"], c["max_vms"]) == (2891, 46256),
            f"{c['max_hypervisors']}, {c['max_vms']}")
     rep.timing = {"4608_on_6_ms": smp_time([768] * 6), "3240_on_6_ms": smp_time([540] * 6),
                   "3240_on_1620_ms": smp_time([2] * 1620), "1_smp_ms": smp_time([1])}
-    _check(rep, "H4", "4,608 SMPs ≈ 300 ms on 6 switches, 3,240 ≈ 210 ms",
-           abs(rep.timing["4608_on_6_ms"] - 300) < 1 and abs(rep.timing["3240_on_6_ms"] - 210) < 5,
-           f"{rep.timing['4608_on_6_ms']:.0f} ms, {rep.timing['3240_on_6_ms']:.0f} ms")
+    _check(rep, "H4", abs(rep.timing["4608_on_6_ms"] - 300) <= 50, f"{rep.timing['4608_on_6_ms']:.0f} ms")
+    _check(rep, "H4b", abs(rep.timing["3240_on_6_ms"] - 210) <= 5, f"{rep.timing['3240_on_6_ms']:.0f} ms")
     # Fig. 8 campaign.
     chosen = list(range(len(SCENARIOS))) if scenarios is None else list(scenarios)
     for topo in topologies:
@@ -202,18 +212,16 @@ def reproduce(out: Optional[Path] = DEFAULT_OUT, plots: bool = True, topologies:
         lower = {t: (_wmean(rs, "minrc_switches"), _wmean(rs, "itrc_switches"),
                      max(r["minrc_switches_max"] for r in rs), max(r["itrc_switches_max"] for r in rs))
                  for t, rs in per_topo.items()}
-        _check(rep, "H6", "Fig. 8(a): FTreeMinRC updates fewer switches than ItRC (mean and max)",
-               all(a <= b and c <= d for a, b, c, d in lower.values()),
+        _check(rep, "H6", all(a <= b and c <= d for a, b, c, d in lower.values()),
                "; ".join(f"{t}: {a:.2f}/{b:.2f} mean, {c:.0f}/{d:.0f} max" for t, (a, b, c, d) in lower.items()))
-        _check(rep, "R0", "every migrated VM stays reachable", all(r["unreachable"] == 0 for r in rep.campaign),
+        _check(rep, "R0", all(r["unreachable"] == 0 for r in rep.campaign),
                f"{sum(r['unreachable'] for r in rep.campaign)} unreachable")
         if bisect_runs:
             def gap(filter_fn) -> float:
                 rows = [r for r in rep.campaign if filter_fn(r)]
                 return max((r["max_rel_gap"] for r in rows), default=0.0)
             worst = min(r["min_rel_gap"] for r in rep.campaign)
-            _check(rep, "H7a", "FTreeMinRC is never (noticeably) better than a fresh vSwitchFatTree",
-                   worst > -0.02, f"largest advantage of FTreeMinRC: {-100 * worst:.2f} %")
+            _check(rep, "H7a", worst > -0.02, f"largest advantage of FTreeMinRC: {-100 * worst:.2f} %")
             def final_gap(filter_fn) -> float:
                 gaps = []
                 for r in rep.campaign:
@@ -228,13 +236,13 @@ def reproduce(out: Optional[Path] = DEFAULT_OUT, plots: bool = True, topologies:
             cons_rows = lambda r: r["pattern"] in ("consolidate", "grouping")
             uni, cons = final_gap(uni_rows), final_gap(cons_rows)
             if any(uni_rows(r) for r in rep.campaign):
-                _check(rep, "H7b", "uniform↔random: FTreeMinRC ends up to ~10 % below a fresh vSwitchFatTree",
-                       0.0 < uni <= 0.15, f"largest gap at 100 %: {100 * uni:.1f} % (over all snapshots "
+                _check(rep, "H7b", 0.05 <= uni <= 0.15, f"largest gap at 100 %: {100 * uni:.1f} % (over all snapshots "
                        f"{100 * gap(uni_rows):.1f} %)")
             if any(cons_rows(r) for r in rep.campaign):
-                _check(rep, "H7c", "consolidation and grouping: the same quality or ~1 % apart",
-                       cons <= 0.02, f"largest gap at 100 %: {100 * cons:.1f} % (over all snapshots "
-                       f"{100 * gap(cons_rows):.1f} %)")
+                _check(rep, "H7c", cons <= 0.015, f"largest gap at 100 %: {100 * cons:.1f} % (over all snapshots "
+                       f"{100 * gap(cons_rows):.1f} %)", shape=0.0 <= cons and (cons < uni if any(
+                           uni_rows(r) for r in rep.campaign) else None))
+    rep.checks = complete("vswitch", rep.checks)
     if out is not None:
         _write(rep, Path(out), plots)
     return rep
@@ -248,7 +256,7 @@ def _wmean(rows: List[Dict[str, Any]], col: str) -> float:
 def _write(rep: Reproduction, out: Path, plots: bool) -> None:
     import pandas
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(dataclasses.asdict(rep), indent=2, default=float))
+    (out / "summary.json").write_text(json.dumps(rep.as_dict(), indent=2, default=float))
     pandas.DataFrame(rep.table2).to_csv(out / "table2.csv", index=False)
     pandas.DataFrame(rep.marking).to_csv(out / "marking.csv", index=False)
     if rep.campaign:
@@ -364,13 +372,12 @@ def render(rep: Reproduction) -> None:
                         a, b = s[0], s[-1]
                         print(f"  ({panel}) {pl[:4]}→{pat:<11} {int(pop * 100):>2}% {t:<14} "
                               f"{a['ebb_minrc']:.3f}→{b['ebb_minrc']:.3f} | {a['ebb_fresh']:.3f}→{b['ebb_fresh']:.3f}")
-    print("\nChecks")
-    for c in rep.checks:
-        print(f"  [{'ok' if c['passed'] else 'FAIL'}] {c['id']}: {c['claim']} — {c['detail']}")
+    render_scoreboard("vswitch", rep.checks)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs the reproduction from parsed arguments; 1 when a check fails.
+    """Runs the reproduction from parsed arguments; 1 when a prediction or
+    qualitative claim that ran does not hold.
 
     >>> p = argparse.ArgumentParser()
     >>> configure(p)
@@ -385,7 +392,7 @@ def run(args: argparse.Namespace) -> int:
         rep = reproduce(out=args.out, plots=not args.no_plots, topologies=args.topologies, scenarios=args.scenarios,
                         bisect_runs=runs, seed=args.seed, progress=step)
     if args.json:
-        json.dump(dataclasses.asdict(rep), sys.stdout, indent=2, default=float)
+        json.dump(rep.as_dict(), sys.stdout, indent=2, default=float)
         print()
     else:
         render(rep)
