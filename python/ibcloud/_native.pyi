@@ -323,6 +323,7 @@ def vswitch_simulate(
     steps: int = ...,
     bisect_runs: int = ...,
     transition_check: bool = ...,
+    endpoints: str = ...,
 ) -> str: ...
 def vswitch_worst_marking(physical: Fabric, repeats: int = ...) -> Tuple[int, int, float]: ...
 def vswitch_smp_time(

@@ -13,7 +13,7 @@ use ibcloud_fabric::Fabric;
 use ibcloud_vswitch::capacity::{Capacity, CapacityInput};
 use ibcloud_vswitch::marking::TreeInfo;
 use ibcloud_vswitch::safety::{reachability, transition};
-use ibcloud_vswitch::sim::{simulate, MigrationPattern, Placement, SimConfig};
+use ibcloud_vswitch::sim::{simulate, BisectEndpoints, MigrationPattern, Placement, SimConfig};
 use ibcloud_vswitch::timing::SmpTiming;
 use ibcloud_vswitch::{Method, Scheme, VSwitchError, VirtualFabric};
 use pyo3::prelude::*;
@@ -305,7 +305,7 @@ fn vswitch_capacity(
 
 /// One migration simulation on a physical fabric, as JSON.
 #[pyfunction]
-#[pyo3(signature = (physical, vfs=4, population=0.25, placement="random", pattern="random", seed=1, steps=10, bisect_runs=10000, transition_check=false))]
+#[pyo3(signature = (physical, vfs=4, population=0.25, placement="random", pattern="random", seed=1, steps=10, bisect_runs=10000, transition_check=false, endpoints="vms"))]
 #[allow(clippy::too_many_arguments)]
 fn vswitch_simulate(
     py: Python<'_>,
@@ -318,7 +318,9 @@ fn vswitch_simulate(
     steps: u32,
     bisect_runs: u64,
     transition_check: bool,
+    endpoints: &str,
 ) -> PyResult<String> {
+    let endpoints = BisectEndpoints::parse(endpoints).map_err(err)?;
     let placement = match placement {
         "random" => Placement::Random,
         "uniform" => Placement::Uniform,
@@ -338,6 +340,7 @@ fn vswitch_simulate(
         steps,
         bisect_runs,
         transition_check,
+        endpoints,
     };
     let p: Fabric = physical.inner.clone();
     let r = run(py, move || simulate(&p, &cfg))?;

@@ -109,6 +109,38 @@ impl MigrationPattern {
     }
 }
 
+/// Who takes part in the bisections. Paper V does not say whether ORCS's
+/// bisect ran over the VMs only or over the VMs and the PFs (reference B §5);
+/// the two readings give different gaps between FTreeMinRC and a fresh routing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BisectEndpoints {
+    /// The running VMs (our default).
+    #[default]
+    Vms,
+    /// The running VMs and every hypervisor's PF.
+    VmsAndPfs,
+}
+
+impl BisectEndpoints {
+    /// Parses `vms` or `vms+pfs`.
+    ///
+    /// ```
+    /// use ibcloud_vswitch::sim::BisectEndpoints;
+    /// assert_eq!(BisectEndpoints::parse("vms+pfs").unwrap(), BisectEndpoints::VmsAndPfs);
+    /// assert!(BisectEndpoints::parse("pfs").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, VSwitchError> {
+        match text {
+            "vms" => Ok(Self::Vms),
+            "vms+pfs" => Ok(Self::VmsAndPfs),
+            other => Err(VSwitchError::BadInput(format!(
+                "unknown bisect endpoints '{other}' (known: vms, vms+pfs)"
+            ))),
+        }
+    }
+}
+
 /// One simulation's parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimConfig {
@@ -128,6 +160,8 @@ pub struct SimConfig {
     pub bisect_runs: u64,
     /// Check every migration's transition for deadlock (expensive).
     pub transition_check: bool,
+    /// Bisection participants.
+    pub endpoints: BisectEndpoints,
 }
 
 impl Default for SimConfig {
@@ -141,6 +175,7 @@ impl Default for SimConfig {
             steps: 10,
             bisect_runs: 10_000,
             transition_check: false,
+            endpoints: BisectEndpoints::Vms,
         }
     }
 }
@@ -396,8 +431,12 @@ fn ebb(
     tables: &ibcloud_fabric::lft::ForwardingTables,
     runs: u64,
     seed: u64,
+    endpoints: BisectEndpoints,
 ) -> Result<f64, VSwitchError> {
     let mut lids: Vec<Lid> = vf.vms().map(|v| v.lid).collect();
+    if endpoints == BisectEndpoints::VmsAndPfs {
+        lids.extend(vf.hypervisors().iter().map(|h| h.pf_lid));
+    }
     lids.sort_unstable();
     if lids.len() < 2 {
         return Ok(f64::NAN);
@@ -440,12 +479,12 @@ pub fn simulate(physical: &Fabric, cfg: &SimConfig) -> Result<SimResult, VSwitch
         } else {
             let fresh = vf.fresh_tables()?;
             let seed = cfg.seed.wrapping_mul(1_000_003).wrapping_add(k as u64);
-            let a = ebb(vf, vf.tables(), cfg.bisect_runs, seed)?;
+            let a = ebb(vf, vf.tables(), cfg.bisect_runs, seed, cfg.endpoints)?;
             // Same tables (always at 0 %), same bisections: same result.
             let b = if &fresh == vf.tables() {
                 a
             } else {
-                ebb(vf, &fresh, cfg.bisect_runs, seed)?
+                ebb(vf, &fresh, cfg.bisect_runs, seed, cfg.endpoints)?
             };
             (a, b)
         };
@@ -578,6 +617,30 @@ mod tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn pfs_join_the_bisections_when_asked() {
+        let p = preset("4-ary-2-full").unwrap().build().unwrap();
+        let vms = SimConfig {
+            bisect_runs: 20,
+            steps: 1,
+            pattern: MigrationPattern::Consolidate,
+            ..Default::default()
+        };
+        let both = SimConfig {
+            endpoints: BisectEndpoints::VmsAndPfs,
+            ..vms.clone()
+        };
+        let (a, b) = (simulate(&p, &vms).unwrap(), simulate(&p, &both).unwrap());
+        // The same migrations; only the bisections' participants differ.
+        assert_eq!(a.migrations, b.migrations);
+        for s in a.snapshots.iter().chain(&b.snapshots) {
+            assert!(
+                s.ebb_fresh > 0.0 && s.ebb_fresh <= 1.0 && s.ebb_minrc > 0.0 && s.ebb_minrc <= 1.0
+            );
+        }
+        assert_ne!(a.snapshots[1].ebb_fresh, b.snapshots[1].ebb_fresh);
     }
 
     #[test]

@@ -307,18 +307,20 @@ class Simulation:
 
 def simulate(physical: Fabric, vfs: int = 4, population: float = 0.25, placement: str = "random",
              pattern: str = "random", seed: int = 1, steps: int = 10, bisect_runs: int = 10000,
-             transition_check: bool = False) -> Simulation:
+             transition_check: bool = False, endpoints: str = "vms") -> Simulation:
     """Runs one migration simulation (Paper V §7): VMs placed ``random`` or
     ``uniform`` at ``population`` of ``vfs`` per hypervisor, then the pattern
     (``random[:N]``, ``consolidate``, ``grouping[:N]``, ``to-uniform``), every
     migration planned with ItRC and FTreeMinRC and FTreeMinRC applied; every
     ``100/steps`` % the bisect effective bandwidth over the VMs is computed on
-    the FTreeMinRC tables and on a fresh ``vswitch-ftree`` routing.
+    the FTreeMinRC tables and on a fresh ``vswitch-ftree`` routing;
+    ``endpoints`` says who takes part in the bisections: ``vms`` (default) or
+    ``vms+pfs`` (Paper V does not say, reference B §5).
 
     >>> s = simulate(Fabric.generate("4-ary-2-full"), pattern="consolidate", bisect_runs=0, steps=1)
     >>> int(s.migrations.itrc_switches.mean() >= s.migrations.minrc_switches.mean())
     1
     """
     raw = _native.vswitch_simulate(physical._native, vfs, population, placement, pattern, seed, steps,
-                                   bisect_runs, transition_check)
+                                   bisect_runs, transition_check, endpoints)
     return Simulation(json.loads(raw))
