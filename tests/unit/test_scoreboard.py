@@ -70,7 +70,8 @@ def test_totals_markdown_and_files(tmp_path):
     t = scoreboard.totals(claims_frame)
     assert t.loc["delay", "reproduced"] == 1 and t.loc["overall", "calibration"] == 1 and t.loc["overall", "claims"] == 2
     md = scoreboard.markdown(claims_frame)
-    assert "| delay | Paper VI (workload delay) | 1 | 1 |" in md and "| a | prediction | reproduced | A |" in md
+    assert "| delay | Paper VI (workload delay) | 1 | 1 |" in md and "| a | prediction | reproduced | yes | A |" in md
+    assert "| b | calibration | calibration | no | B |" in md
     paths = scoreboard.write(claims_frame, tmp_path)
     assert pd.read_parquet(paths[1]).verdict.tolist() == ["reproduced", "calibration"]
     assert json.loads(paths[0].read_text())["totals"]["overall"]["reproduced"] == 1

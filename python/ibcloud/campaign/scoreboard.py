@@ -55,8 +55,8 @@ def claims_frame(results: Union[str, os.PathLike], frame: Any = None) -> Any:
 
     from ibcloud.campaign.store import Store
 
-    cols = ["reproduction", "paper", "id", "kind", "verdict", "claim", "paper_value", "tolerance", "ours", "source",
-            "note"]
+    cols = ["reproduction", "paper", "id", "kind", "verdict", "agrees", "claim", "paper_value", "tolerance", "ours",
+            "source", "note"]
     if frame is None:
         store = Store(results)
         frame = store.frame("reproduce") if store.finished() else pd.DataFrame()
@@ -69,6 +69,8 @@ def claims_frame(results: Union[str, os.PathLike], frame: Any = None) -> Any:
         for c in _checks_of(data):
             rows.append({"reproduction": name, "paper": PAPERS.get(name, name), "id": c.get("id"),
                          "kind": c.get("kind", "unlabelled"), "verdict": c.get("verdict", "unlabelled"),
+                         "agrees": "" if c.get("verdict") in ("not attempted", "not run")
+                         else ("yes" if c.get("passed") else "no"),
                          "claim": c.get("claim", ""), "paper_value": c.get("paper", ""),
                          "tolerance": c.get("tolerance", ""), "ours": c.get("detail", ""),
                          "source": c.get("source", ""), "note": c.get("note", "")})
@@ -138,7 +140,8 @@ def markdown(claims: Any, command: str = "ibcloud reproduce all") -> str:
         "its tolerance whose direction still holds; **not reproduced**; **not",
         "attempted** (never run: wall-clock comparisons belong to the benchmarks, and",
         "experiments we have no model for); calibration and construction rows are",
-        "shown as such and never counted. The exit status of a reproduction depends",
+        "shown as such (with whether they agree within tolerance) and never counted.",
+        "The exit status of a reproduction depends",
         "on its prediction and qualitative rows only, never on wall-clock time.",
         "",
         "Tolerance rules (the per-claim `tolerance` says which applied):",
@@ -162,11 +165,11 @@ def markdown(claims: Any, command: str = "ibcloud reproduce all") -> str:
         lines.append(f"| {name} | {row['paper']} | " + " | ".join(str(int(row[c])) for c in t.columns[1:]) + " |")
     for name, group in _by_reproduction(claims):
         lines += ["", f"## {name}: {group['paper'].iloc[0]}", "",
-                  "| id | kind | verdict | claim | paper | tolerance | ours | source |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| id | kind | verdict | within tolerance | claim | paper | tolerance | ours | source |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for _, c in group.iterrows():
-            lines.append("| " + " | ".join(_md_cell(c[k]) for k in ("id", "kind", "verdict", "claim", "paper_value",
-                                                                       "tolerance", "ours", "source")) + " |")
+            lines.append("| " + " | ".join(_md_cell(c.get(k, "")) for k in (
+                "id", "kind", "verdict", "agrees", "claim", "paper_value", "tolerance", "ours", "source")) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -204,7 +207,7 @@ def html_section(results: Union[str, os.PathLike, None] = None, frame: Any = Non
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in ["reproduction"] + list(t.columns))
     body = "".join("<tr>" + f"<td>{html.escape(str(name))}</td>" +
                    "".join(f"<td>{html.escape(str(v))}</td>" for v in row.values) + "</tr>" for name, row in t.iterrows())
-    cols = ["reproduction", "id", "kind", "verdict", "claim", "paper_value", "tolerance", "ours", "source"]
+    cols = ["reproduction", "id", "kind", "verdict", "agrees", "claim", "paper_value", "tolerance", "ours", "source"]
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(c[k]))}</td>" for k in cols) + "</tr>"
                    for _, c in claims.iterrows())
     return ("<h2>Reproduction scoreboard</h2><p>Only a prediction within its tolerance counts as reproduced; "
