@@ -89,3 +89,14 @@ def test_reproduce_dftree_testbed_part(tmp_path, capsys) -> None:
     rows = {r["experiment"]: r for r in out["testbed"]}
     assert rows["IV"]["victim_without"] < 2.6 and rows["IV"]["victim_with"] > 12.5
     assert (tmp_path / "victims.png").exists() and (tmp_path / "summary.json").exists()
+
+
+def test_a_receive_limit_fitted_to_the_parking_lot_predicts_exp_iii() -> None:
+    """docs/reproductions/dftree.md: with the sink at 13.6 Gb/s (fitted to the parking lot's 6.8, so P1
+    turns calibration) Exp. III's collapse is S003's 3.4."""
+    from ibcloud.dftree.reproduction import reproduce
+
+    rep = reproduce(out=None, plots=False, rings=False, sim=False, testbed_sink=13.6)
+    by = {c.id: c for c in rep.checks}
+    assert by["P1"].verdict == "calibration" and by["P1"].passed
+    assert by["T1c"].verdict == "reproduced" and by["T1d"].verdict == "shape only"
