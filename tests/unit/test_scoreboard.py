@@ -63,7 +63,8 @@ def test_a_bad_registry_names_file_and_record():
 
 
 def test_totals_markdown_and_files(tmp_path):
-    rows = [Check("a", "A", True, "1", paper="1", tolerance="±1"), Check("b", "B", False, "2", kind="calibration")]
+    rows = [Check("a", "A", True, "1", paper="1", tolerance="±1", source="s"),
+            Check("b", "B", False, "2", kind="calibration", source="s")]
     frame = pd.DataFrame([{"record": "summary", "reproduction": "delay",
                            "json": json.dumps({"checks": [c.as_dict() for c in rows]})}])
     claims_frame = scoreboard.claims_frame(tmp_path, frame)
@@ -94,3 +95,10 @@ def test_every_registered_reproduction_with_a_registry_is_on_the_scoreboard():
 def test_temporary_folders_of_the_runner_are_recognised():
     text = "wrote 4 files to /tmp/ibcloud-reproduce-ab_12x/x and /var/tmp/ibcloud-reproduce-q1"
     assert _TMP.sub("OUT", text) == "wrote 4 files to OUT/x and OUT"
+
+
+def test_checks_outside_a_registry_are_never_counted(tmp_path):
+    frame = pd.DataFrame([{"record": "summary", "reproduction": "new",
+                           "json": json.dumps({"checks": [Check("x", "X", True, "").as_dict()]})}])
+    t = scoreboard.totals(scoreboard.claims_frame(tmp_path, frame))
+    assert t.loc["new", "reproduced"] == 0 and t.loc["new", "unregistered"] == 1

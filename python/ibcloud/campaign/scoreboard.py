@@ -67,8 +67,11 @@ def claims_frame(results: Union[str, os.PathLike], frame: Any = None) -> Any:
         name = str(summary.get("reproduction"))
         data = json.loads(summary["json"]) if isinstance(summary.get("json"), str) and summary["json"] else None
         for c in _checks_of(data):
+            # A check that is not a record of a claim registry (no source) is never counted as evidence.
+            verdict = c.get("verdict", "unregistered") if c.get("source") else "unregistered"
             rows.append({"reproduction": name, "paper": PAPERS.get(name, name), "id": c.get("id"),
-                         "kind": c.get("kind", "unlabelled"), "verdict": c.get("verdict", "unlabelled"),
+                         "kind": c.get("kind", "unlabelled") if c.get("source") else "unregistered",
+                         "verdict": verdict,
                          "agrees": "" if c.get("verdict") in ("not attempted", "not run")
                          else ("yes" if c.get("passed") else "no"),
                          "claim": c.get("claim", ""), "paper_value": c.get("paper", ""),
