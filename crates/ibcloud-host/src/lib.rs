@@ -13,3 +13,13 @@ pub mod sched;
 
 /// Simulated time in picoseconds (netsim's).
 pub type Time = ibcloud_netsim::time::Time;
+
+pub mod cq;
+pub mod program;
+pub mod scenario;
+pub mod view;
+pub mod world;
+
+pub use scenario::{Scenario, ScenarioError};
+pub use view::{ActionRecord, Actuation, HostController, View, VmView};
+pub use world::{RunError, RunResult, World};

@@ -1,0 +1,41 @@
+//! Calibration targets on F's testbed (4x SDR, 1 KB MTU; F Table 3): one
+//! RDMA Write stream ≈ 930 MB/s with 2 MB messages, ≈ 448 MB/s with 2 KB
+//! messages, at a 100 % cap. These are the numbers the two adapter
+//! parameters were fitted to (wire-overhead-bytes = 26, msg-overhead =
+//! 4.355 us): **calibration**, not predictions.
+
+use ibcloud_host::{Scenario, World};
+
+fn no_controllers(
+    _: &ibcloud_host::scenario::ControllerOptions,
+    _: &[String],
+) -> Result<Box<dyn ibcloud_host::HostController>, String> {
+    Err("no controllers here".into())
+}
+
+pub fn one_stream(size: &str, iterations: u64, depth: u32) -> ibcloud_host::RunResult {
+    let json = format!(
+        r#"{{"duration": "30s", "hosts": [{{"name": "A"}}, {{"name": "B"}}],
+        "vms": [{{"name": "vm1", "host": "A"}}, {{"name": "peer", "host": "B"}}],
+        "workloads": [{{"kind": "rdma-write", "vm": "vm1", "peer": "peer",
+                        "size": "{size}", "iterations": {iterations}, "depth": {depth}}}]}}"#
+    );
+    let sc = Scenario::from_json(&json).unwrap();
+    World::new(&sc, &no_controllers).unwrap().run(&mut |_, _| {}).unwrap()
+}
+
+#[test]
+fn rdma_write_2mb_is_930() {
+    let r = one_stream("2M", 60, 16);
+    let w = &r.workloads[0];
+    assert_eq!(w.completed, 60);
+    assert!((w.mib_s - 930.0).abs() < 5.0, "{w:?}");
+}
+
+#[test]
+fn rdma_write_2kb_is_448() {
+    let r = one_stream("2k", 20000, 16);
+    let w = &r.workloads[0];
+    assert_eq!(w.completed, 20000);
+    assert!((w.mib_s - 448.4).abs() < 5.0, "{w:?}");
+}
