@@ -276,6 +276,10 @@ pub struct WorkloadOptions {
     /// Start after this delay (after the adapter's set-up).
     #[serde(default)]
     pub start: Option<String>,
+    /// Busy guest CPU before the measured phase (connection set-up, memory
+    /// registration); F Table 3's total − issue time is ≈ 1.45 s. Default 0.
+    #[serde(default)]
+    pub setup_cpu: Option<String>,
     /// Stop posting at this time (e.g. to change a rate mid-run, F Fig. 8).
     #[serde(default)]
     pub stop: Option<String>,
@@ -589,6 +593,9 @@ impl Scenario {
             }
             if start >= duration {
                 return err(format!("{p}.start"), "starts after the end of the run");
+            }
+            if let Some(t) = &w.setup_cpu {
+                dur(&format!("{p}.setup-cpu"), t)?;
             }
             if let Some(t) = &w.compute {
                 dur(&format!("{p}.compute"), t)?;

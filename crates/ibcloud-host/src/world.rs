@@ -151,6 +151,8 @@ struct Vm {
     workload: Option<usize>,
     /// Cap as set (0 = none), for the view.
     cap: u32,
+    /// Guest CPU to burn before the program starts.
+    setup_cpu: Time,
 }
 
 #[derive(Debug)]
@@ -382,6 +384,7 @@ impl World {
                 log: ProgramLog::default(),
                 workload: None,
                 cap,
+                setup_cpu: 0,
             });
         }
 
@@ -464,6 +467,7 @@ impl World {
                 }
             }
             vms[a].workload = Some(wi);
+            vms[a].setup_cpu = w.setup_cpu.as_deref().map(d).unwrap_or(0);
             if w.iterations > 0 {
                 finite.push(a);
             }
@@ -612,10 +616,14 @@ impl World {
                     self.op_done(vm);
                 }
             }
+            Ev::Start { vm } if self.vms[vm].setup_cpu > 0 => {
+                let left = std::mem::take(&mut self.vms[vm].setup_cpu);
+                self.vms[vm].exec = Exec::Cpu { left, post: None };
+                let (h, vc) = (self.vms[vm].host, self.vms[vm].vcpu);
+                self.hosts[h].sched.wake(now, vc);
+                self.sync(h);
+            }
             Ev::Wake { vm } | Ev::Start { vm } => {
-                if matches!(ev, Ev::Start { .. }) {
-                    self.vms[vm].stats.start = Some(now);
-                }
                 if self.vms[vm].exec == Exec::Sleeping {
                     self.next_op(vm, &[]);
                 }
@@ -839,6 +847,7 @@ impl World {
         let Some(prog) = v.prog.as_mut() else {
             return;
         };
+        v.stats.start.get_or_insert(now);
         let op = prog.next(now, cqes, &mut v.log);
         let was_sleeping = v.exec == Exec::Sleeping;
         match op {
