@@ -169,7 +169,6 @@ mod tests {
     fn reader_follows_and_detects_laps() {
         let mut r = CqRing::new(4);
         let mut rd = RingReader::default();
-        let mut out = Vec::new();
         r.push(1, Opcode::RdmaRead, 0);
         r.push(2, Opcode::RdmaRead, 0);
         let mut sum = 0;
@@ -179,7 +178,7 @@ mod tests {
         // The guest keeps up, the reader sleeps for 9 entries: lapped.
         for i in 0..9 {
             r.push(10 + i, Opcode::RdmaRead, 0);
-            r.poll(1, &mut out);
+            r.poll(1, &mut Vec::new());
         }
         // Entry k >= 2 has byte_len 8 + k. Slot 2 now holds entry 10 (two
         // laps on: same owner bit), read in place of entry 2; slot 3 holds

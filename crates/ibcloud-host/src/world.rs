@@ -128,6 +128,10 @@ pub struct VmStats {
     pub finish: Option<Time>,
     /// When the workload started.
     pub start: Option<Time>,
+    /// Bytes of CQEs the HCA wrote (whether or not the guest read them).
+    pub hw_bytes: u64,
+    /// When the HCA wrote the last CQE.
+    pub last_cqe: Time,
 }
 
 #[derive(Debug)]
@@ -210,6 +214,9 @@ pub struct WorkloadSummary {
     pub issue_s: f64,
     /// Bandwidth over start → finish (or end), MiB/s (perftest's MB).
     pub mib_s: f64,
+    /// Bandwidth the HCA delivered: CQE bytes written over start → last CQE
+    /// (independent of when the guest read them), MiB/s.
+    pub hw_mib_s: f64,
     /// Mean latency (nectere), µs.
     pub latency_mean_us: Option<f64>,
     /// Standard deviation of the latency, µs.
@@ -434,7 +441,7 @@ impl World {
             let (pa, pb): (Box<dyn Program>, Option<Box<dyn Program>>) = match w.kind.as_str() {
                 "nectere" => {
                     let reply = w.reply_size.map(|b| b.0 as u32).unwrap_or(64);
-                    let service = w.service.as_deref().map(d).unwrap_or(64_000_000);
+                    let service = w.service.as_deref().map(d).unwrap_or(129_300_000);
                     (
                         Box::new(NectereClient::new(qa as u32, size, reply, w.iterations, depth, throttle, stop)),
                         Some(Box::new(NectereServer::new(qb as u32, size, reply, service, depth))),
@@ -957,6 +964,10 @@ impl World {
     fn write_cqe(&mut self, q: usize, bytes: u32, op: Opcode) {
         let vm = self.qps[q].vm;
         self.vms[vm].cq.push(bytes, op, q as u32);
+        if op != Opcode::Send || self.vms[vm].workload.is_some() {
+            self.vms[vm].stats.hw_bytes += bytes as u64;
+            self.vms[vm].stats.last_cqe = self.now;
+        }
         if self.vms[vm].running && self.vms[vm].exec == Exec::Spin {
             self.restart_timer(vm);
         }
@@ -1051,6 +1062,10 @@ impl World {
                     finish_s: fin.map(|f| f as f64 * ps),
                     issue_s: v.log.last_post.saturating_sub(start) as f64 * ps,
                     mib_s: if span > 0.0 { bytes as f64 / span / 1048576.0 } else { 0.0 },
+                    hw_mib_s: {
+                        let hs = v.stats.last_cqe.saturating_sub(start) as f64 * ps;
+                        if hs > 0.0 { v.stats.hw_bytes as f64 / hs / 1048576.0 } else { 0.0 }
+                    },
                     latency_mean_us: mean,
                     latency_std_us: std,
                     ptime_s: v.stats.ptime as f64 * ps,

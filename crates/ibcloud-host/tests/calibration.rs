@@ -39,3 +39,16 @@ fn rdma_write_2kb_is_448() {
     assert_eq!(w.completed, 20000);
     assert!((w.mib_s - 448.4).abs() < 5.0, "{w:?}");
 }
+
+#[test]
+fn nectere_64k_is_209us() {
+    let json = r#"{"duration": "1s", "hosts": [{"name": "A"}, {"name": "B"}],
+        "vms": [{"name": "c", "host": "A"}, {"name": "s", "host": "B"}],
+        "workloads": [{"kind": "nectere", "vm": "c", "peer": "s", "size": "64k", "iterations": 200}]}"#;
+    let sc = Scenario::from_json(json).unwrap();
+    let r = World::new(&sc, &no_controllers).unwrap().run(&mut |_, _| {}).unwrap();
+    let w = &r.workloads[0];
+    assert_eq!(w.completed, 200);
+    let m = w.latency_mean_us.unwrap();
+    assert!((m - 209.0).abs() < 1.0, "{m}");
+}
