@@ -163,7 +163,10 @@ impl IbMon {
                 .ok_or("link-max-mib-s: a positive number")?;
         }
         if let Some(v) = p.get("shrink-entries") {
-            m.shrink_entries = v.as_u64().filter(|&x| x > 0).ok_or("shrink-entries: a positive integer")?;
+            m.shrink_entries = v
+                .as_u64()
+                .filter(|&x| x > 0)
+                .ok_or("shrink-entries: a positive integer")?;
         }
         match p.get("average-over").map(|v| v.as_str()) {
             None | Some(Some("busy")) => {}
@@ -190,7 +193,9 @@ impl IbMon {
         let xs: Vec<f64> = self
             .samples
             .iter()
-            .filter(|s| s.vm == vm && s.time >= from && s.time <= to && (self.average_all || s.cqes > 0))
+            .filter(|s| {
+                s.vm == vm && s.time >= from && s.time <= to && (self.average_all || s.cqes > 0)
+            })
             .map(|s| s.mib_s)
             .collect();
         (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
@@ -260,7 +265,10 @@ impl Policy for IbMon {
                 if let Some(k) = self.vms.iter().position(|&x| x == vm) {
                     self.stall_total[k] += per * pages;
                 }
-                Actuation::Stall { vm, time: per * pages }
+                Actuation::Stall {
+                    vm,
+                    time: per * pages,
+                }
             })
             .collect()
     }
@@ -302,7 +310,14 @@ mod tests {
         let mut ring = CqRing::new(64);
         let mut m = IbMon::new(vec![0], 10_000_000, true);
         ring.push(65536, Opcode::RdmaRead, 0);
-        let vv = [VmView { name: "a", host: "h", cq: &ring, cpu_time: 0, cap: 0, running: true }];
+        let vv = [VmView {
+            name: "a",
+            host: "h",
+            cq: &ring,
+            cpu_time: 0,
+            cap: 0,
+            running: true,
+        }];
         let o = m.observe(10_000_000, &View::new(10_000_000, &vv));
         assert_eq!(o.samples[0].cqes, 1);
         assert!((o.samples[0].raw_mib_s - 6250.0).abs() < 1.0);
@@ -311,7 +326,14 @@ mod tests {
         for _ in 0..10 {
             ring.push(65536, Opcode::RdmaRead, 0);
         }
-        let vv = [VmView { name: "a", host: "h", cq: &ring, cpu_time: 0, cap: 0, running: true }];
+        let vv = [VmView {
+            name: "a",
+            host: "h",
+            cq: &ring,
+            cpu_time: 0,
+            cap: 0,
+            running: true,
+        }];
         let o = m.observe(710_000_000, &View::new(710_000_000, &vv));
         assert!((o.samples[0].mib_s - 892.857).abs() < 0.01);
         assert!(m.perturb(&o).is_empty()); // no overhead model: nothing

@@ -140,7 +140,10 @@ impl<P: Policy> HostController for ControlLoop<P> {
     fn report(&mut self, vm_names: &[String]) -> serde_json::Value {
         let mut r = self.policy.report(vm_names);
         if let Some(o) = r.as_object_mut() {
-            o.insert("decisions".into(), serde_json::to_value(&self.log).unwrap_or_default());
+            o.insert(
+                "decisions".into(),
+                serde_json::to_value(&self.log).unwrap_or_default(),
+            );
         }
         r
     }
@@ -162,7 +165,10 @@ pub(crate) fn dur_param(
 }
 
 /// Builds a controller from its scenario table (`kind` = `ibmon`).
-pub fn build(c: &ControllerOptions, vm_names: &[String]) -> Result<Box<dyn HostController>, String> {
+pub fn build(
+    c: &ControllerOptions,
+    vm_names: &[String],
+) -> Result<Box<dyn HostController>, String> {
     match c.kind.as_str() {
         "ibmon" => {
             let latency = dur_param(&c.params, "control-latency", 0)?;

@@ -48,7 +48,9 @@ impl TryFrom<serde_json::Value> for Bytes {
                 .map(Bytes)
                 .ok_or_else(|| format!("size {n} is not a non-negative integer")),
             serde_json::Value::String(s) => parse_bytes(&s).map(Bytes),
-            other => Err(format!("size {other} is neither a number nor a string like '64k'")),
+            other => Err(format!(
+                "size {other} is neither a number nor a string like '64k'"
+            )),
         }
     }
 }
@@ -415,15 +417,29 @@ impl Scenario {
             return err("sample-interval", "must be positive");
         }
         if ![256, 512, 1024, 2048, 4096].contains(&self.fabric.mtu) {
-            return err("fabric.mtu", format!("{} is not an IB MTU", self.fabric.mtu));
+            return err(
+                "fabric.mtu",
+                format!("{} is not an IB MTU", self.fabric.mtu),
+            );
         }
-        if self.fabric.link.parse::<ibcloud_fabric::LinkRate>().is_err() {
-            return err("fabric.link", format!("'{}' is not a link rate like 4xSDR", self.fabric.link));
+        if self
+            .fabric
+            .link
+            .parse::<ibcloud_fabric::LinkRate>()
+            .is_err()
+        {
+            return err(
+                "fabric.link",
+                format!("'{}' is not a link rate like 4xSDR", self.fabric.link),
+            );
         }
         dur("fabric.link-delay", &self.fabric.link_delay)?;
         dur("fabric.switch-latency", &self.fabric.switch_latency)?;
-        if self.hosts.is_empty() {
-            return err("hosts", "a scenario needs at least one [[hosts]]");
+        if self.hosts.len() < 2 {
+            return err(
+                "hosts",
+                "a scenario needs at least two [[hosts]] (one switch joins their HCAs)",
+            );
         }
         let mut hosts = HashMap::new();
         for (i, h) in self.hosts.iter().enumerate() {
@@ -448,12 +464,18 @@ impl Scenario {
                 );
             }
             if a.kind == "sriov" && !(1..=16).contains(&a.vfs) {
-                return err(format!("{p}.adapter.vfs"), "an SR-IOV adapter has 1-16 VFs here");
+                return err(
+                    format!("{p}.adapter.vfs"),
+                    "an SR-IOV adapter has 1-16 VFs here",
+                );
             }
             if !["per-packet", "per-message"].contains(&a.arbitration.as_str()) {
                 return err(
                     format!("{p}.adapter.arbitration"),
-                    format!("unknown arbitration '{}' (per-packet, per-message)", a.arbitration),
+                    format!(
+                        "unknown arbitration '{}' (per-packet, per-message)",
+                        a.arbitration
+                    ),
                 );
             }
             if let Some(c) = &a.control_latency {
@@ -515,7 +537,10 @@ impl Scenario {
             if let Some(q) = &v.quota {
                 let q = dur(&format!("{p}.quota"), q)?;
                 if q == 0 || q > period {
-                    return err(format!("{p}.quota"), "must be positive and at most the period");
+                    return err(
+                        format!("{p}.quota"),
+                        "must be positive and at most the period",
+                    );
                 }
             }
             if v.cq_entries == 0 || v.cq_entries > 1 << 22 {
@@ -530,7 +555,10 @@ impl Scenario {
             if !["rdma-write", "rdma-read", "send", "nectere"].contains(&w.kind.as_str()) {
                 return err(
                     format!("{p}.kind"),
-                    format!("unknown workload '{}' (rdma-write, rdma-read, send, nectere)", w.kind),
+                    format!(
+                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere)",
+                        w.kind
+                    ),
                 );
             }
             let Some(&a) = vms.get(w.vm.as_str()) else {
@@ -610,7 +638,10 @@ impl Scenario {
                 dur(&format!("{p}.service"), t)?;
             }
             if w.kind != "nectere" && (w.service.is_some() || w.reply_size.is_some()) {
-                return err(format!("{p}.service"), "service and reply-size are for nectere");
+                return err(
+                    format!("{p}.service"),
+                    "service and reply-size are for nectere",
+                );
             }
         }
         Ok(())
@@ -667,7 +698,10 @@ mod tests {
         assert!(e.problem.contains("never finish"), "{e}");
         let e = check(|v| {
             v["hosts"][0]["adapter"] = serde_json::json!({"kind": "sriov", "vfs": 1});
-            v["vms"].as_array_mut().unwrap().push(serde_json::json!({"name": "c", "host": "A"}));
+            v["vms"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"name": "c", "host": "A"}));
         })
         .unwrap_err();
         assert_eq!(e.path, "vms[2].host");

@@ -19,9 +19,9 @@ use crate::cq::{CqRing, Opcode};
 use crate::program::{
     Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, Wr, WrKind,
 };
-use crate::sched::{Cfs, CpuScheduler, Credit1};
 use crate::scenario::{d, Scenario, ScenarioError};
-use crate::view::{Actuation, ActionRecord, HostController, View};
+use crate::sched::{Cfs, CpuScheduler, Credit1};
+use crate::view::{ActionRecord, Actuation, HostController, View};
 use crate::Time;
 use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::{FabricBuilder, Guid, Lid, LinkRate, NodeKind, NodeSpec, PortRef};
@@ -104,11 +104,16 @@ struct Qp {
 enum Exec {
     NotStarted,
     /// CPU work left, and what it was for.
-    Cpu { left: Time, post: Option<Wr> },
+    Cpu {
+        left: Time,
+        post: Option<Wr>,
+    },
     /// Busy-polling an empty CQ.
     Spin,
     /// A poll found CQEs: paying `poll-cost`.
-    Consume { left: Time },
+    Consume {
+        left: Time,
+    },
     Sleeping,
     Done,
 }
@@ -249,8 +254,10 @@ pub struct RunResult {
 }
 
 /// Builds controllers from their scenario tables.
-pub type ControllerFactory<'a> =
-    &'a dyn Fn(&crate::scenario::ControllerOptions, &[String]) -> Result<Box<dyn HostController>, String>;
+pub type ControllerFactory<'a> = &'a dyn Fn(
+    &crate::scenario::ControllerOptions,
+    &[String],
+) -> Result<Box<dyn HostController>, String>;
 
 /// The world. Build with [`World::new`], run with [`World::run`].
 #[derive(Debug)]
@@ -290,12 +297,22 @@ impl World {
         let mut b = FabricBuilder::new();
         let nh = sc.hosts.len();
         let sw = b
-            .add_node(NodeSpec::new(NodeKind::Switch, Guid(0x100), (nh as u32).max(2) + 1, "switch"))
+            .add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x100),
+                (nh as u32).max(2) + 1,
+                "switch",
+            ))
             .map_err(|e| RunError::Controller(e.to_string()))?;
         let mut hnodes = Vec::new();
         for (i, h) in sc.hosts.iter().enumerate() {
             let n = b
-                .add_node(NodeSpec::new(NodeKind::Ca, Guid(0x1000 + i as u64), 1, h.name.clone()))
+                .add_node(NodeSpec::new(
+                    NodeKind::Ca,
+                    Guid(0x1000 + i as u64),
+                    1,
+                    h.name.clone(),
+                ))
                 .map_err(|e| RunError::Controller(e.to_string()))?;
             b.connect(PortRef::new(sw, i as u8 + 1), PortRef::new(n, 1), rate)
                 .map_err(|e| RunError::Controller(e.to_string()))?;
@@ -314,10 +331,18 @@ impl World {
         }
         tables.set(sw, Lid(1000), 0);
 
-        let hidx: HashMap<&str, usize> =
-            sc.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i)).collect();
-        let vm_index: HashMap<String, usize> =
-            sc.vms.iter().enumerate().map(|(i, v)| (v.name.clone(), i)).collect();
+        let hidx: HashMap<&str, usize> = sc
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.name.as_str(), i))
+            .collect();
+        let vm_index: HashMap<String, usize> = sc
+            .vms
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.clone(), i))
+            .collect();
 
         // Hosts and their schedulers.
         let mut hosts: Vec<Host> = sc
@@ -358,20 +383,31 @@ impl World {
             if let Some(w) = v.weight {
                 host.sched
                     .set_weight(0, dom, w as u32)
-                    .map_err(|e| ScenarioError { path: format!("vms[{i}].weight"), problem: e.to_string() })?;
+                    .map_err(|e| ScenarioError {
+                        path: format!("vms[{i}].weight"),
+                        problem: e.to_string(),
+                    })?;
             }
             let mut cap = 0;
             if let Some(c) = v.cap {
                 cap = c.round().max(1.0) as u32;
-                host.sched
-                    .set_cap(0, dom, cap)
-                    .map_err(|e| ScenarioError { path: format!("vms[{i}].cap"), problem: e.to_string() })?;
+                host.sched.set_cap(0, dom, cap).map_err(|e| ScenarioError {
+                    path: format!("vms[{i}].cap"),
+                    problem: e.to_string(),
+                })?;
             }
             if let Some(q) = &v.quota {
-                let period = v.period.as_deref().map(d).unwrap_or(sc.hosts[h].scheduler.cfs.period);
+                let period = v
+                    .period
+                    .as_deref()
+                    .map(d)
+                    .unwrap_or(sc.hosts[h].scheduler.cfs.period);
                 host.sched
                     .set_quota(0, dom, Some(d(q)), period)
-                    .map_err(|e| ScenarioError { path: format!("vms[{i}].quota"), problem: e.to_string() })?;
+                    .map_err(|e| ScenarioError {
+                        path: format!("vms[{i}].quota"),
+                        problem: e.to_string(),
+                    })?;
             }
             host.vms.push(i);
             vms.push(Vm {
@@ -396,8 +432,11 @@ impl World {
         }
 
         // QPs and netsim flows.
-        let per_message: Vec<bool> =
-            sc.hosts.iter().map(|h| h.adapter.arbitration == "per-message").collect();
+        let per_message: Vec<bool> = sc
+            .hosts
+            .iter()
+            .map(|h| h.adapter.arbitration == "per-message")
+            .collect();
         let mut flows: Vec<FlowSpec> = Vec::new();
         let mut shared: HashMap<(usize, usize), u32> = HashMap::new();
         let mut flow_for = |src: usize, dst: usize, flows: &mut Vec<FlowSpec>| -> u32 {
@@ -427,8 +466,20 @@ impl World {
             let qb = qa + 1;
             let fa = flow_for(hnodes_index(ha), hnodes_index(hb), &mut flows);
             let fb = flow_for(hnodes_index(hb), hnodes_index(ha), &mut flows);
-            qps.push(Qp { vm: a, peer: qb, flow: fa, recvs: 0, unexpected: VecDeque::new() });
-            qps.push(Qp { vm: bv, peer: qa, flow: fb, recvs: 0, unexpected: VecDeque::new() });
+            qps.push(Qp {
+                vm: a,
+                peer: qb,
+                flow: fa,
+                recvs: 0,
+                unexpected: VecDeque::new(),
+            });
+            qps.push(Qp {
+                vm: bv,
+                peer: qa,
+                flow: fb,
+                recvs: 0,
+                unexpected: VecDeque::new(),
+            });
             let size = w.size.0 as u32;
             let depth = w.depth.unwrap_or(if w.kind == "nectere" { 1 } else { 16 });
             let stop = w.stop.as_deref().map(d).unwrap_or(Time::MAX);
@@ -437,14 +488,27 @@ impl World {
             if let Some(m) = w.md5_mbps {
                 compute += (size as f64 / (m * 1e6) * 1e12).round() as Time;
             }
-            let name = w.name.clone().unwrap_or_else(|| format!("{}@{}", w.kind, w.vm));
+            let name = w
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{}@{}", w.kind, w.vm));
             let (pa, pb): (Box<dyn Program>, Option<Box<dyn Program>>) = match w.kind.as_str() {
                 "nectere" => {
                     let reply = w.reply_size.map(|b| b.0 as u32).unwrap_or(64);
                     let service = w.service.as_deref().map(d).unwrap_or(129_300_000);
                     (
-                        Box::new(NectereClient::new(qa as u32, size, reply, w.iterations, depth, throttle, stop)),
-                        Some(Box::new(NectereServer::new(qb as u32, size, reply, service, depth))),
+                        Box::new(NectereClient::new(
+                            qa as u32,
+                            size,
+                            reply,
+                            w.iterations,
+                            depth,
+                            throttle,
+                            stop,
+                        )),
+                        Some(Box::new(NectereServer::new(
+                            qb as u32, size, reply, service, depth,
+                        ))),
                     )
                 }
                 kind => {
@@ -453,10 +517,20 @@ impl World {
                         "send" => WrKind::Send,
                         _ => WrKind::Write,
                     };
-                    let peer: Option<Box<dyn Program>> = (k == WrKind::Send)
-                        .then(|| Box::new(RecvSink::new(qb as u32, size, depth)) as Box<dyn Program>);
+                    let peer: Option<Box<dyn Program>> = (k == WrKind::Send).then(|| {
+                        Box::new(RecvSink::new(qb as u32, size, depth)) as Box<dyn Program>
+                    });
                     (
-                        Box::new(Microbench::new(qa as u32, k, size, w.iterations, depth, throttle, compute, stop)),
+                        Box::new(Microbench::new(
+                            qa as u32,
+                            k,
+                            size,
+                            w.iterations,
+                            depth,
+                            throttle,
+                            compute,
+                            stop,
+                        )),
                         peer,
                     )
                 }
@@ -466,7 +540,10 @@ impl World {
                     if vms[vm].prog.is_some() {
                         return Err(ScenarioError {
                             path: format!("workloads[{wi}].{path}"),
-                            problem: format!("VM '{}' already runs a program (one per VM)", vms[vm].name),
+                            problem: format!(
+                                "VM '{}' already runs a program (one per VM)",
+                                vms[vm].name
+                            ),
                         }
                         .into());
                     }
@@ -495,7 +572,19 @@ impl World {
             seed: sc.seed,
             ..Default::default()
         };
-        let traffic = TrafficSpec { flows, ..Default::default() };
+        if flows.is_empty() {
+            // netsim wants at least one queue pair; this one never posts.
+            flows.push(FlowSpec {
+                src: "#0".into(),
+                dst: "#1".into(),
+                size: Some(1),
+                ..Default::default()
+            });
+        }
+        let traffic = TrafficSpec {
+            flows,
+            ..Default::default()
+        };
         let mut net = Simulation::new(&fabric, &tables, &cfg, &traffic, end)?;
         net.start_external()?;
         let nflows = traffic.flows.len();
@@ -571,7 +660,12 @@ impl World {
             self.push(first, Ev::Control { c });
         }
         loop {
-            let sched_t = self.hosts.iter().map(|h| h.sched.poll_at()).min().unwrap_or(Time::MAX);
+            let sched_t = self
+                .hosts
+                .iter()
+                .map(|h| h.sched.poll_at())
+                .min()
+                .unwrap_or(Time::MAX);
             let heap_t = self.heap.peek().map(|r| r.0 .0).unwrap_or(Time::MAX);
             let t = sched_t.min(heap_t);
             if let Some(dl) = self.net.advance(t.min(self.end))? {
@@ -748,10 +842,18 @@ impl World {
         self.actions.push(ActionRecord {
             issued,
             applied: now,
-            controller: self.controllers.get(c).map(|x| x.name()).unwrap_or_default(),
+            controller: self
+                .controllers
+                .get(c)
+                .map(|x| x.name())
+                .unwrap_or_default(),
             vm: self.vms[vm].name.clone(),
             action: a.describe(),
-            ok: res.as_ref().err().map(|e| e.to_string()).unwrap_or_default(),
+            ok: res
+                .as_ref()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
         });
         self.sync(h);
     }
@@ -799,7 +901,9 @@ impl World {
         v.stall -= st;
         ran_left -= st;
         match &mut v.exec {
-            Exec::Cpu { left, .. } | Exec::Consume { left } => *left = left.saturating_sub(ran_left),
+            Exec::Cpu { left, .. } | Exec::Consume { left } => {
+                *left = left.saturating_sub(ran_left)
+            }
             Exec::Spin => v.stats.ptime += ran_left,
             _ => {}
         }
@@ -858,10 +962,18 @@ impl World {
         let op = prog.next(now, cqes, &mut v.log);
         let was_sleeping = v.exec == Exec::Sleeping;
         match op {
-            Op::Compute(t) => v.exec = Exec::Cpu { left: t, post: None },
+            Op::Compute(t) => {
+                v.exec = Exec::Cpu {
+                    left: t,
+                    post: None,
+                }
+            }
             Op::Post(wr) => {
                 v.stats.posted += 1;
-                v.exec = Exec::Cpu { left: v.post_cost, post: Some(wr) }
+                v.exec = Exec::Cpu {
+                    left: v.post_cost,
+                    post: Some(wr),
+                }
             }
             Op::Poll => v.exec = Exec::Spin,
             Op::Sleep(t) => {
@@ -913,7 +1025,12 @@ impl World {
         };
         let h = self.vms[vm].host;
         let flow = self.qps[q].flow;
-        self.hosts[h].engine.push_back(NetMsg { qp: q, kind, bytes, flow });
+        self.hosts[h].engine.push_back(NetMsg {
+            qp: q,
+            kind,
+            bytes,
+            flow,
+        });
         self.kick_engine(h);
     }
 
@@ -934,7 +1051,14 @@ impl World {
         let h = self.vms[vm].host;
         let ack = self.hosts[h].ack_delay;
         match m.kind {
-            NetKind::Write => self.push(dl.time + ack, Ev::Cqe { qp: q, bytes: m.bytes, op: 0 }),
+            NetKind::Write => self.push(
+                dl.time + ack,
+                Ev::Cqe {
+                    qp: q,
+                    bytes: m.bytes,
+                    op: 0,
+                },
+            ),
             NetKind::Send => {
                 let peer = self.qps[q].peer;
                 if self.qps[peer].recvs > 0 {
@@ -943,14 +1067,26 @@ impl World {
                 } else {
                     self.qps[peer].unexpected.push_back(m.bytes);
                 }
-                self.push(dl.time + ack, Ev::Cqe { qp: q, bytes: m.bytes, op: 1 });
+                self.push(
+                    dl.time + ack,
+                    Ev::Cqe {
+                        qp: q,
+                        bytes: m.bytes,
+                        op: 1,
+                    },
+                );
             }
             NetKind::ReadReq(n) => {
                 // The responder's HCA answers without its CPU.
                 let peer = self.qps[q].peer;
                 let ph = self.vms[self.qps[peer].vm].host;
                 let flow = self.qps[peer].flow;
-                self.hosts[ph].engine.push_back(NetMsg { qp: q, kind: NetKind::ReadResp, bytes: n, flow });
+                self.hosts[ph].engine.push_back(NetMsg {
+                    qp: q,
+                    kind: NetKind::ReadResp,
+                    bytes: n,
+                    flow,
+                });
                 self.kick_engine(ph);
             }
             NetKind::ReadResp => self.write_cqe(q, m.bytes, Opcode::RdmaRead),
@@ -1002,10 +1138,21 @@ impl World {
                 latency_mean: mean,
                 requests: v.log.completed - r0,
             });
-            self.last[i] = (now, v.stats.bytes, v.stats.cqes, v.stats.ptime, v.log.latencies.len(), v.log.completed);
+            self.last[i] = (
+                now,
+                v.stats.bytes,
+                v.stats.cqes,
+                v.stats.ptime,
+                v.log.latencies.len(),
+                v.log.completed,
+            );
             self.cpu_last_set(i, cpu);
         }
-        if self.vms.iter().any(|v| v.log.latencies.len() > self.max_samples) {
+        if self
+            .vms
+            .iter()
+            .any(|v| v.log.latencies.len() > self.max_samples)
+        {
             // Reported by finish(); stop adding.
             for v in &mut self.vms {
                 v.log.latencies.truncate(self.max_samples);
@@ -1048,7 +1195,8 @@ impl World {
                     (None, None)
                 } else {
                     let m = lats.iter().sum::<f64>() / lats.len() as f64;
-                    let var = lats.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / lats.len() as f64;
+                    let var =
+                        lats.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / lats.len() as f64;
                     (Some(m), Some(var.sqrt()))
                 };
                 let bytes = v.stats.bytes;
@@ -1061,10 +1209,18 @@ impl World {
                     start_s: start as f64 * ps,
                     finish_s: fin.map(|f| f as f64 * ps),
                     issue_s: v.log.last_post.saturating_sub(start) as f64 * ps,
-                    mib_s: if span > 0.0 { bytes as f64 / span / 1048576.0 } else { 0.0 },
+                    mib_s: if span > 0.0 {
+                        bytes as f64 / span / 1048576.0
+                    } else {
+                        0.0
+                    },
                     hw_mib_s: {
                         let hs = v.stats.last_cqe.saturating_sub(start) as f64 * ps;
-                        if hs > 0.0 { v.stats.hw_bytes as f64 / hs / 1048576.0 } else { 0.0 }
+                        if hs > 0.0 {
+                            v.stats.hw_bytes as f64 / hs / 1048576.0
+                        } else {
+                            0.0
+                        }
                     },
                     latency_mean_us: mean,
                     latency_std_us: std,

@@ -21,7 +21,10 @@ pub fn one_stream(size: &str, iterations: u64, depth: u32) -> ibcloud_host::RunR
                         "size": "{size}", "iterations": {iterations}, "depth": {depth}}}]}}"#
     );
     let sc = Scenario::from_json(&json).unwrap();
-    World::new(&sc, &no_controllers).unwrap().run(&mut |_, _| {}).unwrap()
+    World::new(&sc, &no_controllers)
+        .unwrap()
+        .run(&mut |_, _| {})
+        .unwrap()
 }
 
 #[test]
@@ -46,7 +49,10 @@ fn nectere_64k_is_209us() {
         "vms": [{"name": "c", "host": "A"}, {"name": "s", "host": "B"}],
         "workloads": [{"kind": "nectere", "vm": "c", "peer": "s", "size": "64k", "iterations": 200}]}"#;
     let sc = Scenario::from_json(json).unwrap();
-    let r = World::new(&sc, &no_controllers).unwrap().run(&mut |_, _| {}).unwrap();
+    let r = World::new(&sc, &no_controllers)
+        .unwrap()
+        .run(&mut |_, _| {})
+        .unwrap();
     let w = &r.workloads[0];
     assert_eq!(w.completed, 200);
     let m = w.latency_mean_us.unwrap();

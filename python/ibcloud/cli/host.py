@@ -82,7 +82,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Adds ``host`` (with ``run``) to the top-level parser."""
+    """Adds ``host`` (with ``run``) to the top-level parser.
+
+    >>> parser = argparse.ArgumentParser(prog="ibcloud")
+    >>> register(parser.add_subparsers())
+    >>> a = parser.parse_args(["host", "run", "s.toml", "--json"])
+    >>> a.scenario, a.json
+    ('s.toml', True)
+    """
     cmd = subparsers.add_parser("host", help="virtualized hosts: CPU schedulers, VMM-bypass/SR-IOV HCAs, IBMon",
                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = cmd.add_subparsers(dest="host_command", required=True)

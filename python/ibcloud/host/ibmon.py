@@ -18,12 +18,6 @@ decide the exit status; tolerances were fixed before running
   page is our parameter: **construction**) and without (zero by
   construction).
 
->>> import argparse, contextlib, io
->>> p = argparse.ArgumentParser(); configure(p)
->>> with contextlib.redirect_stdout(io.StringIO()) as out:
-...     status = run(p.parse_args(["--iterations", "300", "--intervals", "4,64,1000", "--sizes", "64k", "--json"]))
->>> '"fig4"' in out.getvalue()
-True
 """
 
 from __future__ import annotations
@@ -63,7 +57,7 @@ def _read(size: str, iterations: int, depth: int, cq: int, ibmon: Dict[str, Any]
             "final_interval_us": r.controllers()[0]["final_interval_us"]}
 
 
-def fig4(sizes: List[str], intervals_us: List[float], iterations: int, depth: int) -> List[Dict[str, Any]]:
+def _fig4(sizes: List[str], intervals_us: List[float], iterations: int, depth: int) -> List[Dict[str, Any]]:
     rows = []
     for size in sizes:
         for iv in intervals_us:
@@ -75,7 +69,7 @@ def fig4(sizes: List[str], intervals_us: List[float], iterations: int, depth: in
     return rows
 
 
-def fig5(sizes: List[str], iterations: int) -> List[Dict[str, Any]]:
+def _fig5(sizes: List[str], iterations: int) -> List[Dict[str, Any]]:
     rows = []
     for size in sizes:
         b = int(size[:-1]) * (1024 if size.endswith("k") else 1048576) if size[-1] in "kM" else int(size)
@@ -87,7 +81,7 @@ def fig5(sizes: List[str], iterations: int) -> List[Dict[str, Any]]:
     return rows
 
 
-def multi(iterations: int, overhead: bool) -> Dict[str, Any]:
+def _multi(iterations: int, overhead: bool) -> Dict[str, Any]:
     vms = [{"name": f"vm{i}", "host": "A", "cq-entries": 64} for i in (1, 2, 3)]
     vms += [{"name": f"srv{i}", "host": "B"} for i in (1, 2, 3)]
     wls = []
@@ -97,7 +91,7 @@ def multi(iterations: int, overhead: bool) -> Dict[str, Any]:
         if thr:
             w["throttle"] = thr
         wls.append(w)
-    mon: Dict[str, Any] = {"kind": "ibmon", "interval": "70us", "adaptive": True}
+    mon: Dict[str, Any] = {"kind": "ibmon", "interval": "70us", "adaptive": True, "vms": ["vm1", "vm2", "vm3"]}
     if overhead:
         mon["overhead"] = "memory-contention"
     sc = {"duration": "20s", "hosts": [{"name": "A"}, {"name": "B"}], "vms": vms, "workloads": wls,
@@ -115,9 +109,15 @@ def multi(iterations: int, overhead: bool) -> Dict[str, Any]:
 
 def reproduce(iterations: int = 2000, sizes=("64k", "128k"), intervals_us=(1, 4, 16, 64, 128, 256, 1000),
               fig5_sizes=("4k", "16k", "64k", "256k", "1M")) -> Dict[str, Any]:
+    """Runs R1 and R2; returns rows and checks.
+
+    >>> s = reproduce(200, ["64k"], [4, 1000], ["64k"])
+    >>> round(s["fig4"][0]["ibmon"], 2)   # Δ = 4 us: the plateau at the link maximum
+    953.67
+    """
     checks: List[Check] = []
-    base = fig4(list(sizes), list(intervals_us), iterations, depth=100)
-    variant = fig4(list(sizes), list(intervals_us), iterations, depth=4)
+    base = _fig4(list(sizes), list(intervals_us), iterations, depth=100)
+    variant = _fig4(list(sizes), list(intervals_us), iterations, depth=4)
     s: Dict[str, Any] = {"fig4": base, "fig4_small_ring": variant}
     for size in sizes:
         rows = [r for r in base if r["size"] == size]
@@ -137,7 +137,7 @@ def reproduce(iterations: int = 2000, sizes=("64k", "128k"), intervals_us=(1, 4,
                             f"small-ring variant: "
                             + ", ".join(f"{r['ratio']:.2f}" for r in variant
                                         if r["size"] == size and r["interval_us"] == longest["interval_us"])))
-    f5 = fig5(list(fig5_sizes), iterations)
+    f5 = _fig5(list(fig5_sizes), iterations)
     s["fig5"] = f5
     checks.append(Check("R1-fine", "matched Δ: within 27 % at every buffer size",
                         all(abs(r["error"]) <= TOL_FINE for r in f5),
@@ -146,8 +146,8 @@ def reproduce(iterations: int = 2000, sizes=("64k", "128k"), intervals_us=(1, 4,
     checks.append(Check("R1-large", "matched Δ: within ~5 % for large buffers",
                         all(abs(r["error"]) <= TOL_LARGE for r in large),
                         ", ".join(f"{r['size']} {r['error']:+.1%}" for r in large)))
-    m0 = multi(max(iterations // 2, 100), overhead=False)
-    m1 = multi(max(iterations // 2, 100), overhead=True)
+    m0 = _multi(max(iterations // 2, 100), overhead=False)
+    m1 = _multi(max(iterations // 2, 100), overhead=True)
     s["multi"] = m0
     s["multi_overhead"] = m1
     errs = [abs((v["ibmon"] or 0) / v["actual"] - 1) for v in m0["vms"]]
@@ -185,7 +185,12 @@ def _print(s: Dict[str, Any]) -> None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Adds the reproduction's options."""
+    """Adds the reproduction's options.
+
+    >>> p = argparse.ArgumentParser(); configure(p)
+    >>> p.parse_args([]).iterations
+    2000
+    """
     parser.add_argument("--iterations", type=int, default=2000, help="RDMA Read iterations (F: 20,000; default 2,000)")
     parser.add_argument("--intervals", default="1,4,16,64,128,256,1000", help="fixed Δ values in µs (Fig. 4)")
     parser.add_argument("--sizes", default="64k,128k", help="buffer sizes of Fig. 4")
@@ -194,7 +199,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs and prints; exit status 1 when a prediction check fails."""
+    """Runs and prints; exit status 1 when a prediction check fails.
+
+    >>> import contextlib, io
+    >>> p = argparse.ArgumentParser(); configure(p)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = run(p.parse_args(["--iterations", "200", "--intervals", "4,64,1000", "--sizes", "64k"]))
+    >>> "prediction" in out.getvalue() and "by construction" in out.getvalue()
+    True
+    """
     intervals = [float(x) for x in args.intervals.split(",") if x]
     sizes = [x for x in args.sizes.split(",") if x]
     s = reproduce(args.iterations, sizes, intervals)

@@ -8,7 +8,7 @@ core table by table (unknown keys rejected), errors located to a line.
 ...     Scenario.from_text(EXAMPLE.replace("depth = 16", "depht = 16"), "x.toml").check()
 ... except ParseError as err:
 ...     print(str(err).split(": unknown")[0])
-x.toml:17
+x.toml:24: workloads[0]
 """
 
 from __future__ import annotations
@@ -109,6 +109,10 @@ def locate(text: str, path: str, problem: str = "") -> int:
 class Scenario:
     """A scenario: the parsed TOML document (``data``) and where it came from.
 
+    >>> Scenario({"hosts": [{"name": "A"}, {"name": "B"}]}).check().data["hosts"][1]["name"]
+    'B'
+
+
     Build one from a file (:meth:`load`), text (:meth:`from_text`) or a
     dict (``Scenario(data)``); :meth:`check` validates it in the core;
     :func:`ibcloud.host.run` runs it.
@@ -121,13 +125,26 @@ class Scenario:
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "Scenario":
-        """Reads a TOML scenario file."""
+        """Reads a TOML scenario file.
+
+        >>> import pathlib, tempfile
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.toml"; _ = p.write_text(EXAMPLE)
+        >>> Scenario.load(p).data["duration"]
+        '50ms'
+        """
         p = Path(path)
         return cls.from_text(p.read_text(), str(p))
 
     @classmethod
     def from_text(cls, text: str, source: str = "<scenario>") -> "Scenario":
-        """Parses TOML text (syntax errors name the line)."""
+        """Parses TOML text (syntax errors name the line).
+
+        >>> try:
+        ...     Scenario.from_text("a = = 1", "bad.toml")
+        ... except ParseError as err:
+        ...     print(str(err).split(":")[:2])
+        ['bad.toml', '1']
+        """
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
@@ -138,12 +155,24 @@ class Scenario:
         return cls(data, source, text)
 
     def to_json(self) -> str:
-        """The document as JSON (what the core reads)."""
+        """The document as JSON (what the core reads).
+
+        >>> Scenario({"seed": 3}).to_json()
+        '{"seed": 3}'
+        """
         return json.dumps(self.data, default=str)
 
     def check(self) -> "Scenario":
         """Validates everything before a run; raises :class:`ParseError`
-        naming the file and line."""
+        naming the file and line.
+
+        >>> bad = EXAMPLE.replace('host = "B"', 'host = "C"')
+        >>> try:
+        ...     Scenario.from_text(bad, "s.toml").check()
+        ... except ParseError as err:
+        ...     print(err)
+        s.toml:17: vms[1].host: unknown host 'C'
+        """
         problem: Optional[Tuple[str, str]] = _native.host_check(self.to_json())
         if problem is not None:
             path, what = problem

@@ -285,8 +285,13 @@ impl Credit1 {
 
     fn acct(&mut self) {
         let per_acct = self.credits_per_acct();
-        let active_count =
-            |s: &Self, d: usize| s.doms[d].vcpus.iter().filter(|&&v| s.vcpus[v].active).count() as i64;
+        let active_count = |s: &Self, d: usize| {
+            s.doms[d]
+                .vcpus
+                .iter()
+                .filter(|&&v| s.vcpus[v].active)
+                .count() as i64
+        };
         let weight_total: i64 = self
             .active_doms
             .iter()
@@ -548,7 +553,10 @@ impl CpuScheduler for Credit1 {
         self.clock.read(v, now)
     }
     fn set_cap(&mut self, _now: Time, domain: usize, cap: u32) -> Result<(), SchedError> {
-        let d = self.doms.get_mut(domain).ok_or(SchedError::UnknownDomain(domain))?;
+        let d = self
+            .doms
+            .get_mut(domain)
+            .ok_or(SchedError::UnknownDomain(domain))?;
         if cap > 100 * d.vcpus.len().max(1) as u32 {
             return Err(SchedError::Range(format!(
                 "cap {cap} % exceeds 100 % per vCPU"
@@ -563,7 +571,10 @@ impl CpuScheduler for Credit1 {
                 "weight {weight} is not in 1..=65535"
             )));
         }
-        let d = self.doms.get_mut(domain).ok_or(SchedError::UnknownDomain(domain))?;
+        let d = self
+            .doms
+            .get_mut(domain)
+            .ok_or(SchedError::UnknownDomain(domain))?;
         d.weight = weight;
         Ok(())
     }
@@ -668,7 +679,12 @@ mod tests {
         let t: Vec<_> = s.trace().iter().map(|x| (x.time / MS, x.vcpu)).collect();
         assert_eq!(
             t,
-            vec![(0, Some(va)), (15, Some(vb)), (16, Some(va)), (17, Some(vb))]
+            vec![
+                (0, Some(va)),
+                (15, Some(vb)),
+                (16, Some(va)),
+                (17, Some(vb))
+            ]
         );
     }
 
