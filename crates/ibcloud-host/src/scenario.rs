@@ -456,6 +456,25 @@ impl Scenario {
                     format!("unknown scheduler '{}' (credit1, cfs)", h.scheduler.kind),
                 );
             }
+            let c = &h.scheduler.credit1;
+            if c.tick < 1_000_000
+                || c.ticks_per_slice == 0
+                || c.ticks_per_acct == 0
+                || c.credits_per_tick <= 0
+                || c.tick % c.credits_per_tick as Time != 0
+            {
+                return err(
+                    format!("{p}.scheduler.credit1"),
+                    "tick must be at least 1us and a multiple of credits-per-tick ps; ticks and credits positive",
+                );
+            }
+            let f = &h.scheduler.cfs;
+            if f.period < 1_000_000_000 || f.sched_latency == 0 || f.min_granularity == 0 {
+                return err(
+                    format!("{p}.scheduler.cfs"),
+                    "period must be at least 1ms; sched-latency and min-granularity positive",
+                );
+            }
             let a = &h.adapter;
             if !["vmm-bypass", "sriov"].contains(&a.kind.as_str()) {
                 return err(

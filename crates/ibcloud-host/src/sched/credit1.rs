@@ -278,7 +278,7 @@ impl Credit1 {
             }
         }
         self.ticks += 1;
-        if self.ticks % self.cfg.ticks_per_acct as u64 == 0 {
+        if self.ticks.is_multiple_of(self.cfg.ticks_per_acct as u64) {
             self.acct();
         }
     }
