@@ -123,3 +123,33 @@ def test_reproduce_ibmon_small(capsys):
     assert status in (0, 1)
     assert "[ok] R1-plateau-64k" in out  # Δ = 2 us reports the link maximum
     assert "zero by construction" in out or "0 by construction" in out
+
+
+def test_scenario_checker_never_crashes_on_mutations():
+    """Seeded random edits of the example (retyped values, unknown keys,
+    deleted lines): every outcome is a valid scenario or a ParseError that
+    names the file and a line — never another exception."""
+    import random
+
+    from ibcloud.exceptions import ParseError
+
+    rng = random.Random(4)
+    values = ['"x"', "-1", "0", "1e9", "true", '"-3ms"', '"64q"', "[1, 2]", '{a = 1}', '"1s"', "70000", '""']
+    lines = EXAMPLE.splitlines()
+    for _ in range(150):
+        ls = list(lines)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(ls))
+            op = rng.random()
+            if op < 0.5 and "=" in ls[i]:
+                ls[i] = ls[i].split("=")[0] + "= " + rng.choice(values)
+            elif op < 0.8:
+                ls.insert(i + 1, f"{rng.choice(['depth', 'cap', 'weight', 'bogus', 'pin', 'quota', 'vfs'])} = "
+                                 f"{rng.choice(values)}")
+            else:
+                del ls[i]
+        text = "\n".join(ls) + "\n"
+        try:
+            Scenario.from_text(text, "m.toml").check()
+        except ParseError as err:
+            assert re.match(r"m\.toml:\d+: ", str(err)), str(err)

@@ -58,3 +58,29 @@ fn nectere_64k_is_209us() {
     let m = w.latency_mean_us.unwrap();
     assert!((m - 209.0).abs() < 1.0, "{m}");
 }
+
+/// QP arbitration decides how long a 64 KB request waits behind 2 MB
+/// writes from the same host (F R3, G R10): per packet the Nectere request
+/// shares the link (about twice its standalone transfer time); per message
+/// it waits for whole 2 MB messages (2.2 ms each) in FIFO order.
+#[test]
+fn arbitration_decides_the_wait_behind_2mb() {
+    let lat = |arb: &str| {
+        let json = format!(
+            r#"{{"duration": "150ms", "hosts": [{{"name": "A", "adapter": {{"arbitration": "{arb}"}}}}, {{"name": "B"}}],
+            "vms": [{{"name": "c", "host": "A"}}, {{"name": "w", "host": "A"}},
+                    {{"name": "s", "host": "B"}}, {{"name": "p", "host": "B"}}],
+            "workloads": [{{"kind": "nectere", "vm": "c", "peer": "s", "size": "64k"}},
+                          {{"kind": "rdma-write", "vm": "w", "peer": "p", "size": "2M", "depth": 4}}]}}"#
+        );
+        let sc = Scenario::from_json(&json).unwrap();
+        let r = World::new(&sc, &no_controllers)
+            .unwrap()
+            .run(&mut |_, _| {})
+            .unwrap();
+        r.workloads[0].latency_mean_us.unwrap()
+    };
+    let (rr, fifo) = (lat("per-packet"), lat("per-message"));
+    assert!(rr > 209.0 && rr < 400.0, "per-packet {rr}");
+    assert!(fifo > 4000.0, "per-message {fifo}");
+}
