@@ -153,3 +153,11 @@ def test_scenario_checker_never_crashes_on_mutations():
             Scenario.from_text(text, "m.toml").check()
         except ParseError as err:
             assert re.match(r"m\.toml:\d+: ", str(err)), str(err)
+
+
+def test_memory_budget_stops_the_run(tmp_path, capsys):
+    text = "max-samples = 10\n" + EXAMPLE.replace('kind = "rdma-write"', 'kind = "nectere"').replace(
+        "depth = 16", "depth = 1")
+    p = _write(tmp_path, text)
+    assert main(["host", "run", str(p)]) == 2
+    assert "max-samples" in capsys.readouterr().err

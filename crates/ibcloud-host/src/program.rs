@@ -93,6 +93,8 @@ pub struct Microbench {
     pub compute: Time,
     /// Stop posting at this time.
     pub stop: Time,
+    /// The throttle applies from this time on (a rate change mid-run).
+    pub throttle_from: Time,
     posted: u64,
     outstanding: u32,
     owed_compute: u64,
@@ -121,6 +123,7 @@ impl Microbench {
             throttle,
             compute,
             stop,
+            throttle_from: 0,
             posted: 0,
             outstanding: 0,
             owed_compute: 0,
@@ -152,7 +155,9 @@ impl Program for Microbench {
             } else {
                 self.posted += 1;
                 self.outstanding += 1;
-                self.next_post_at = now + self.throttle;
+                if now >= self.throttle_from {
+                    self.next_post_at = now + self.throttle;
+                }
                 log.last_post = now;
                 return Op::Post(Wr {
                     qp: self.qp,

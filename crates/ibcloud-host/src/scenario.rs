@@ -268,6 +268,10 @@ pub struct WorkloadOptions {
     /// Minimum time between posts (a throttled benchmark). Default 0.
     #[serde(default)]
     pub throttle: Option<String>,
+    /// The throttle applies from this time on (F Fig. 8: VMs throttled
+    /// mid-run). Default 0.
+    #[serde(default)]
+    pub throttle_from: Option<String>,
     /// Guest compute after each completion (fixed).
     #[serde(default)]
     pub compute: Option<String>,
@@ -641,6 +645,12 @@ impl Scenario {
             }
             if start >= duration {
                 return err(format!("{p}.start"), "starts after the end of the run");
+            }
+            if let Some(t) = &w.throttle_from {
+                dur(&format!("{p}.throttle-from"), t)?;
+                if w.throttle.is_none() {
+                    return err(format!("{p}.throttle-from"), "needs a throttle");
+                }
             }
             if let Some(t) = &w.setup_cpu {
                 dur(&format!("{p}.setup-cpu"), t)?;

@@ -520,19 +520,18 @@ impl World {
                     let peer: Option<Box<dyn Program>> = (k == WrKind::Send).then(|| {
                         Box::new(RecvSink::new(qb as u32, size, depth)) as Box<dyn Program>
                     });
-                    (
-                        Box::new(Microbench::new(
-                            qa as u32,
-                            k,
-                            size,
-                            w.iterations,
-                            depth,
-                            throttle,
-                            compute,
-                            stop,
-                        )),
-                        peer,
-                    )
+                    let mut mb = Microbench::new(
+                        qa as u32,
+                        k,
+                        size,
+                        w.iterations,
+                        depth,
+                        throttle,
+                        compute,
+                        stop,
+                    );
+                    mb.throttle_from = w.throttle_from.as_deref().map(d).unwrap_or(0);
+                    (Box::new(mb) as Box<dyn Program>, peer)
                 }
             };
             for (vm, prog, path) in [(a, Some(pa), "vm"), (bv, pb, "peer")] {
@@ -746,6 +745,7 @@ impl World {
             }
             Ev::Sample => {
                 self.sample();
+                self.check_memory()?;
                 progress(now, self.end);
                 if self.all_finite_done() {
                     return Ok(true);
@@ -1148,16 +1148,24 @@ impl World {
             );
             self.cpu_last_set(i, cpu);
         }
-        if self
+    }
+
+    /// The memory budget: per-request records kept per VM.
+    fn check_memory(&self) -> Result<(), RunError> {
+        if let Some(v) = self
             .vms
             .iter()
-            .any(|v| v.log.latencies.len() > self.max_samples)
+            .find(|v| v.log.latencies.len() > self.max_samples)
         {
-            // Reported by finish(); stop adding.
-            for v in &mut self.vms {
-                v.log.latencies.truncate(self.max_samples);
-            }
+            return Err(RunError::Budget {
+                time_ms: self.now as f64 / 1e9,
+                what: format!(
+                    "VM '{}' recorded more than {} request latencies (max-samples)",
+                    v.name, self.max_samples
+                ),
+            });
         }
+        Ok(())
     }
 
     fn last_cpu(&self, i: usize) -> Time {

@@ -114,6 +114,46 @@ def _multi(iterations: int, overhead: bool, average: str = "busy") -> Dict[str, 
     return out
 
 
+def _dynamics(average: str) -> Dict[str, Any]:
+    """Three VMs reading 64 KB until the end; VMs 2 and 3 are throttled to
+    one request per 300 µs from 100 ms on (F Fig. 8). Per 10 ms window:
+    actual bytes vs IBMon's estimate; lag = time after the change until the
+    estimate stays within 15 % of the actual rate."""
+    vms = [{"name": f"vm{i}", "host": "A", "cq-entries": 64} for i in (1, 2, 3)]
+    vms += [{"name": f"srv{i}", "host": "B"} for i in (1, 2, 3)]
+    wls = []
+    for i in (1, 2, 3):
+        w = {"kind": "rdma-read", "vm": f"vm{i}", "peer": f"srv{i}", "size": "64k", "depth": 8}
+        if i > 1:
+            w.update({"throttle": "300us", "throttle-from": "100ms"})
+        wls.append(w)
+    sc = {"duration": "250ms", "sample-interval": "10ms", "hosts": [{"name": "A"}, {"name": "B"}],
+          "vms": vms, "workloads": wls,
+          "controllers": [{"kind": "ibmon", "interval": "70us", "vms": ["vm1", "vm2", "vm3"],
+                           "average-over": average}]}
+    r = run_scenario(sc)
+    samples = r.samples()
+    mon = r.ibmon()
+    out: Dict[str, Any] = {}
+    for vm in ("vm2", "vm3"):
+        act = samples[samples.vm == vm].set_index("time_s")["mib_s"]
+        m = mon[mon.vm == vm]
+        if average == "busy":
+            m = m[m.cqes > 0]
+        rows = []
+        for t, a in act.items():
+            g = m[(m.time_s > t - 0.01) & (m.time_s <= t)]
+            rows.append((round(t, 3), float(a), float(g["mib_s"].mean()) if len(g) else 0.0))
+        after = [(t, a, e) for t, a, e in rows if t > 0.1]
+        lag = None
+        for k, (t, a, e) in enumerate(after):
+            if all(abs(e2 - a2) <= 0.15 * a2 for _, a2, e2 in after[k:]):
+                lag = round((t - 0.1) * 1000, 1)
+                break
+        out[vm] = {"rows": rows, "lag_ms": lag}
+    return out
+
+
 def reproduce(iterations: int = 2000, sizes=("64k", "128k"), intervals_us=(1, 4, 16, 64, 128, 256, 1000),
               fig5_sizes=("4k", "16k", "64k", "256k", "1M")) -> Dict[str, Any]:
     """Runs R1 and R2; returns rows and checks.
@@ -165,6 +205,15 @@ def reproduce(iterations: int = 2000, sizes=("64k", "128k"), intervals_us=(1, 4,
                         all(e <= TOL_MULTI for e in errs),
                         ", ".join(f"{v['vm']} {e:.1%}" for v, e in zip(m0["vms"], errs))
                         + " (variant average-over=all: " + ", ".join(f"{e:.1%}" for e in errs_all) + ")"))
+    dyn = _dynamics("busy")
+    dyn_all = _dynamics("all")
+    s["dynamics"] = dyn
+    s["dynamics_average_all"] = dyn_all
+    checks.append(Check("R2-dynamics", "throttled mid-run, IBMon follows the new rate (within 15 %, lag shown)",
+                        all(dyn[v]["lag_ms"] is not None for v in ("vm2", "vm3")),
+                        ", ".join(f"{v} lag {dyn[v]['lag_ms']} ms" for v in ("vm2", "vm3"))
+                        + " (variant average-over=all: "
+                        + ", ".join(f"{v} lag {dyn_all[v]['lag_ms']} ms" for v in ("vm2", "vm3")) + ")"))
     over = [b["time_s"] / a["time_s"] - 1 for a, b in zip(m0["vms"], m1["vms"])]
     s["overhead"] = over
     s["checks"] = [c.as_dict() for c in checks]
@@ -190,6 +239,9 @@ def _print(s: Dict[str, Any]) -> None:
     for v, w in zip(s["multi"]["vms"], s["multi_average_all"]["vms"]):
         print(f"  {v['vm']}: actual {v['actual']:.1f} ibmon {(v['ibmon'] or 0):.1f} "
               f"(variant average-over=all: {(w['ibmon'] or 0):.1f})")
+    for v in ("vm2", "vm3"):
+        print(f"  {v} throttled at 100 ms: IBMon within 15 % after {s['dynamics'][v]['lag_ms']} ms "
+              f"(variant average-over=all: {s['dynamics_average_all'][v]['lag_ms']} ms)")
     print(f"  overhead without a model: {s['construction']['overhead_none']}")
     print(f"  overhead with a model: {s['construction']['overhead_model']}")
     print("checks (predictions only):")
