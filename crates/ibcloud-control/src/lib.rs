@@ -8,11 +8,15 @@
 //! Policies never read a clock or touch the OS: `now` is passed in, so a
 //! recorded observation trace replays deterministically.
 //!
-//! [`ibmon::IbMon`] (F §3) is the first policy: observation only.
+//! [`ibmon::IbMon`] (F §3) is the first policy: observation only;
+//! [`CpuMeter`] gives XenStat-like CPU % per interval from the view.
 //! [`build`] turns a scenario's `[[controllers]]` table into a controller.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub mod ibmon;
+pub mod xenstat;
+
+pub use xenstat::CpuMeter;
 
 use ibcloud_host::scenario::ControllerOptions;
 use ibcloud_host::{Actuation, HostController, View};

@@ -3,15 +3,14 @@
 //! control-plane latency and the host applies it after dom0's delay; every
 //! action is logged with both times, and the cap takes effect (parking).
 
-use ibcloud_control::{ControlLoop, Policy, Time};
+use ibcloud_control::{ControlLoop, CpuMeter, Policy, Time};
 use ibcloud_host::{Actuation, HostController, Scenario, View, World};
 
 const MS: Time = 1_000_000_000;
 
 #[derive(Debug, Default)]
 struct CapHog {
-    last_cpu: Vec<Time>,
-    last: Time,
+    meter: CpuMeter,
 }
 
 impl Policy for CapHog {
@@ -22,19 +21,8 @@ impl Policy for CapHog {
     fn period(&self) -> Time {
         30 * MS
     }
-    fn observe(&mut self, now: Time, view: &View<'_>) -> Vec<f64> {
-        self.last_cpu.resize(view.vms.len(), 0);
-        let dt = (now - self.last).max(1) as f64;
-        self.last = now;
-        view.vms
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let pct = (v.cpu_time - self.last_cpu[i]) as f64 / dt * 100.0;
-                self.last_cpu[i] = v.cpu_time;
-                pct
-            })
-            .collect()
+    fn observe(&mut self, _now: Time, view: &View<'_>) -> Vec<f64> {
+        self.meter.read(view)
     }
     fn evaluate(&mut self, _now: Time, obs: &Vec<f64>) -> bool {
         obs.iter().any(|&p| p > 60.0)
