@@ -85,6 +85,25 @@ def _table3(phases: int, mb_requests: int) -> Dict[int, List[Dict[str, float]]]:
     return out
 
 
+def _fig11(arbitration: str, n2m: int = 200) -> Dict[str, Any]:
+    """Two RDMA Write VMs (2 MB and 128 KB, depth 100) on one host, equal
+    request counts and equal bytes (F Fig. 11, scaled: ``n2m`` 2 MB requests
+    instead of 10,000). Degradation = 1 − own bandwidth / 930 (alone)."""
+    out: Dict[str, Any] = {}
+    for case, n128 in (("equal-requests", n2m), ("equal-bytes", n2m * 16)):
+        sc = {"duration": "5s", "hosts": [{"name": "A", "adapter": {"arbitration": arbitration}}, {"name": "B"}],
+              "vms": [{"name": "v2m", "host": "A"}, {"name": "v128k", "host": "A"},
+                      {"name": "p1", "host": "B"}, {"name": "p2", "host": "B"}],
+              "workloads": [
+                  {"kind": "rdma-write", "vm": "v2m", "peer": "p1", "size": "2M", "iterations": n2m, "depth": 100},
+                  {"kind": "rdma-write", "vm": "v128k", "peer": "p2", "size": "128k", "iterations": n128,
+                   "depth": 100}]}
+        w = run_scenario(sc).workloads().set_index("vm")
+        out[case] = {vm: {"mib_s": float(w.loc[vm, "hw_mib_s"]),
+                          "degradation": 1 - float(w.loc[vm, "hw_mib_s"]) / 930.0} for vm in ("v2m", "v128k")}
+    return out
+
+
 def _fig12(depths=(1, 4, 100), caps=(100, 50, 20), size: str = "128k") -> List[Dict[str, Any]]:
     """RDMA Write 128 KB, 1.5 s (many park cycles), bandwidth by depth and
     cap (F Fig. 12)."""
@@ -163,6 +182,19 @@ def reproduce(phases: int = 4, mb_requests: int = 1000, do_fig12: bool = True,
                             abs(s["total_2k_mean"] - f["2k"][2]) <= TOL_TOTAL * f["2k"][2],
                             f"ours {s['total_2k_mean']:.3f} s (±{TOL_TOTAL:.0%})"))
     if do_fig12:
+        f11 = _fig11("per-packet")
+        f11m = _fig11("per-message")
+        summary["fig11"] = f11
+        summary["fig11_per_message_variant"] = f11m
+        eq, eb = f11["equal-requests"], f11["equal-bytes"]
+        checks.append(Check("F11-requests", "equal request counts: the 2 MB VM thrashes the 128 KB VM",
+                            eq["v128k"]["degradation"] > eq["v2m"]["degradation"] + 0.05,
+                            f"degradation 128 KB {eq['v128k']['degradation']:.0%}, 2 MB {eq['v2m']['degradation']:.0%}"))
+        checks.append(Check("F11-bytes", "equal bytes: the 2 MB VM is thrashed instead",
+                            eb["v2m"]["degradation"] > eb["v128k"]["degradation"] + 0.05,
+                            f"degradation 2 MB {eb['v2m']['degradation']:.0%}, 128 KB {eb['v128k']['degradation']:.0%}"
+                            f" (per-message variant: 2 MB {f11m['equal-bytes']['v2m']['degradation']:.0%}, "
+                            f"128 KB {f11m['equal-bytes']['v128k']['degradation']:.0%})"))
         rows = _fig12()
         summary["fig12"] = rows
         summary["fig12_2m_variant"] = _fig12(depths=(1, 100), caps=(100, 20), size="2M")
@@ -196,6 +228,12 @@ def _print(s: Dict[str, Any]) -> None:
         print(f"{'':>7} {'2 MB MB/s':<16} {f['2m'][1]:>9.2f} {r['bw_2m_mean']:>20.1f}  {lab_bw}")
         lab_t = "construction (set-up input)" if cap == 100 else "prediction"
         print(f"{'':>7} {'2 KB total s':<16} {f['2k'][2]:>9.2f} {r['total_2k_mean']:>20.3f}  {lab_t}")
+    if "fig11" in s:
+        print("F Fig. 11 (2 MB vs 128 KB RDMA Write, depth 100; MiB/s, degradation vs 930 alone) — prediction")
+        for name, key in (("per-packet (baseline)", "fig11"), ("per-message (variant)", "fig11_per_message_variant")):
+            for case, r in s[key].items():
+                print(f"  {name:<22} {case:<15} 2 MB {r['v2m']['mib_s']:6.0f} ({r['v2m']['degradation']:+.0%})  "
+                      f"128 KB {r['v128k']['mib_s']:6.0f} ({r['v128k']['degradation']:+.0%})")
     if "fig12" in s:
         print("F Fig. 12 (128 KB RDMA Write, MiB/s by depth × cap) — prediction (qualitative)")
         for r in s["fig12"]:
@@ -223,7 +261,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="start phases over one 120 ms park cycle (default 4; 12 = every 10 ms)")
     parser.add_argument("--mb-requests", type=int, default=1000,
                         help="2 MB requests (F: 10,000; default 1,000: the 2 KB burst then weighs ~1 %%)")
-    parser.add_argument("--no-fig12", action="store_true", help="skip Fig. 12 (depth × cap)")
+    parser.add_argument("--no-fig12", action="store_true", help="skip Figs. 11 and 12 (buffer size; depth × cap)")
     parser.add_argument("--no-fig13", action="store_true", help="skip Fig. 13 (compute share)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--out", default=None, help="ignored (no files)")
