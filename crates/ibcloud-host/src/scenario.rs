@@ -95,6 +95,12 @@ pub struct FabricOptions {
     pub link_delay: String,
     /// Switch latency. Default `100ns`.
     pub switch_latency: String,
+    /// A generated topology instead of one switch (e.g. `4-ary-2-tree`, any
+    /// `ibcloud topo` preset): host *i* is the fabric's *i*-th HCA port, and
+    /// `link` is ignored (the preset's rates apply). Default none.
+    pub preset: Option<String>,
+    /// Routing engine for `preset`. Default `ftree`.
+    pub route: String,
 }
 
 impl Default for FabricOptions {
@@ -105,6 +111,8 @@ impl Default for FabricOptions {
             wire_overhead_bytes: 26,
             link_delay: "20ns".into(),
             switch_latency: "100ns".into(),
+            preset: None,
+            route: "ftree".into(),
         }
     }
 }

@@ -259,6 +259,83 @@ pub type ControllerFactory<'a> = &'a dyn Fn(
     &[String],
 ) -> Result<Box<dyn HostController>, String>;
 
+/// The fabric: one switch joining the hosts' HCA ports (port *i* + 1 ↔
+/// host *i*), or a generated preset routed by an engine, where host *i* is
+/// the *i*-th HCA port.
+fn build_fabric(sc: &Scenario) -> Result<(ibcloud_fabric::Fabric, ForwardingTables), RunError> {
+    let bad = |path: &str, e: String| {
+        RunError::Scenario(ScenarioError {
+            path: path.into(),
+            problem: e,
+        })
+    };
+    if let Some(name) = &sc.fabric.preset {
+        let mut f = ibcloud_fabric::generate::preset(name)
+            .map_err(|e| bad("fabric.preset", e.to_string()))?
+            .build()
+            .map_err(|e| bad("fabric.preset", e.to_string()))?;
+        ibcloud_fabric::lids::assign_lids(&mut f, &Default::default())
+            .map_err(|e| bad("fabric.preset", e.to_string()))?;
+        let cas = f.nodes().iter().filter(|n| n.kind == NodeKind::Ca).count();
+        if cas < sc.hosts.len() {
+            return Err(bad(
+                "hosts",
+                format!(
+                    "{} hosts but preset '{name}' has {cas} HCAs",
+                    sc.hosts.len()
+                ),
+            ));
+        }
+        let engine = ibcloud_routing::registry::engine(&sc.fabric.route, &Default::default())
+            .map_err(|e| bad("fabric.route", e.to_string()))?;
+        let tables = engine
+            .route(&f)
+            .map_err(|e| bad("fabric.route", e.to_string()))?
+            .tables;
+        return Ok((f, tables));
+    }
+    let rate: LinkRate = sc.fabric.link.parse().expect("validated");
+    // Fabric: one switch, hosts on ports 1..n.
+    let mut b = FabricBuilder::new();
+    let nh = sc.hosts.len();
+    let sw = b
+        .add_node(NodeSpec::new(
+            NodeKind::Switch,
+            Guid(0x100),
+            (nh as u32).max(2) + 1,
+            "switch",
+        ))
+        .map_err(|e| RunError::Controller(e.to_string()))?;
+    let mut hnodes = Vec::new();
+    for (i, h) in sc.hosts.iter().enumerate() {
+        let n = b
+            .add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x1000 + i as u64),
+                1,
+                h.name.clone(),
+            ))
+            .map_err(|e| RunError::Controller(e.to_string()))?;
+        b.connect(PortRef::new(sw, i as u8 + 1), PortRef::new(n, 1), rate)
+            .map_err(|e| RunError::Controller(e.to_string()))?;
+        hnodes.push(n);
+    }
+    let mut fabric = b.build();
+    fabric
+        .set_lid(PortRef::new(sw, 0), Lid(1000), 0)
+        .map_err(|e| RunError::Controller(e.to_string()))?;
+    let mut tables = ForwardingTables::new(&fabric);
+    for (i, &n) in hnodes.iter().enumerate() {
+        fabric
+            .set_lid(PortRef::new(n, 1), Lid(i as u16 + 1), 0)
+            .map_err(|e| RunError::Controller(e.to_string()))?;
+        tables.set(sw, Lid(i as u16 + 1), i as u8 + 1);
+    }
+    tables.set(sw, Lid(1000), 0);
+
+    Ok((fabric, tables))
+}
+
 /// The world. Build with [`World::new`], run with [`World::run`].
 #[derive(Debug)]
 pub struct World {
@@ -292,45 +369,7 @@ impl World {
     pub fn new(sc: &Scenario, factory: ControllerFactory<'_>) -> Result<Self, RunError> {
         sc.validate()?;
         let end = sc.duration_ps();
-        let rate: LinkRate = sc.fabric.link.parse().expect("validated");
-        // Fabric: one switch, hosts on ports 1..n.
-        let mut b = FabricBuilder::new();
-        let nh = sc.hosts.len();
-        let sw = b
-            .add_node(NodeSpec::new(
-                NodeKind::Switch,
-                Guid(0x100),
-                (nh as u32).max(2) + 1,
-                "switch",
-            ))
-            .map_err(|e| RunError::Controller(e.to_string()))?;
-        let mut hnodes = Vec::new();
-        for (i, h) in sc.hosts.iter().enumerate() {
-            let n = b
-                .add_node(NodeSpec::new(
-                    NodeKind::Ca,
-                    Guid(0x1000 + i as u64),
-                    1,
-                    h.name.clone(),
-                ))
-                .map_err(|e| RunError::Controller(e.to_string()))?;
-            b.connect(PortRef::new(sw, i as u8 + 1), PortRef::new(n, 1), rate)
-                .map_err(|e| RunError::Controller(e.to_string()))?;
-            hnodes.push(n);
-        }
-        let mut fabric = b.build();
-        fabric
-            .set_lid(PortRef::new(sw, 0), Lid(1000), 0)
-            .map_err(|e| RunError::Controller(e.to_string()))?;
-        let mut tables = ForwardingTables::new(&fabric);
-        for (i, &n) in hnodes.iter().enumerate() {
-            fabric
-                .set_lid(PortRef::new(n, 1), Lid(i as u16 + 1), 0)
-                .map_err(|e| RunError::Controller(e.to_string()))?;
-            tables.set(sw, Lid(i as u16 + 1), i as u8 + 1);
-        }
-        tables.set(sw, Lid(1000), 0);
-
+        let (fabric, tables) = build_fabric(sc)?;
         let hidx: HashMap<&str, usize> = sc
             .hosts
             .iter()

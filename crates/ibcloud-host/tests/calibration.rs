@@ -84,3 +84,24 @@ fn arbitration_decides_the_wait_behind_2mb() {
     assert!(rr > 209.0 && rr < 400.0, "per-packet {rr}");
     assert!(fifo > 4000.0, "per-message {fifo}");
 }
+
+/// Hosts attach to any generated fabric: two hosts on a routed 2-level
+/// fat-tree of 4x QDR links get the QDR rate (not SDR), through switches.
+#[test]
+fn hosts_on_a_generated_fat_tree() {
+    let json = r#"{"duration": "20ms", "fabric": {"preset": "4-ary-2-tree", "route": "ftree"},
+        "hosts": [{"name": "A"}, {"name": "B"}, {"name": "C"}],
+        "vms": [{"name": "a", "host": "A"}, {"name": "c", "host": "C"}],
+        "workloads": [{"kind": "rdma-write", "vm": "a", "peer": "c", "size": "2M", "iterations": 20}]}"#;
+    let sc = Scenario::from_json(json).unwrap();
+    let r = World::new(&sc, &no_controllers)
+        .unwrap()
+        .run(&mut |_, _| {})
+        .unwrap();
+    let w = &r.workloads[0];
+    assert_eq!(w.completed, 20);
+    assert!(w.hw_mib_s > 3000.0, "{w:?}");
+    let bad = r#"{"fabric": {"preset": "no-such-tree"}, "hosts": [{"name": "A"}, {"name": "B"}]}"#;
+    let e = World::new(&Scenario::from_json(bad).unwrap(), &no_controllers).unwrap_err();
+    assert!(e.to_string().starts_with("fabric.preset: "), "{e}");
+}
