@@ -10,6 +10,7 @@
 #   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
 #   make bench-reconfig  Papers III/IV reconfiguration on ft11664 vs a full ftree route
 #   make bench-netsim  packet simulator speed on ft648 (BOOKSIM=path adds BookSim2 side by side)
+#   make bench-host    virtualized-host simulator speed (F testbed, two VMs, 10 s simulated)
 #   make bench-vswitch FTreeMinRC marking, one migration on ft11664, the Fig. 8 campaign (sampled)
 #   make clean  remove build products, the venv and ./out
 
@@ -33,7 +34,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch bench-sa
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch bench-sa bench-host
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -65,6 +66,8 @@ bench-netsim: build
 	$(VPY) bench/netsim_speed.py $(if $(BOOKSIM),--booksim $(BOOKSIM))
 bench-vswitch: build
 	$(VPY) bench/vswitch_speed.py
+bench-host: build
+	$(VPY) bench/host_speed.py
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv

@@ -20,6 +20,9 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
+mod external;
+pub use external::Delivery;
+
 const F_FECN: u8 = 1;
 const F_CNP: u8 = 2;
 const F_LAST: u8 = 4;
@@ -182,6 +185,9 @@ pub struct Simulation {
     flow_series: Vec<FlowSample>,
     slot_info: Vec<SlotInfo>,
     endpoint_names: Vec<String>,
+    /// Deliveries (time, flow) of whole messages, kept only when an external
+    /// driver (the host layer, see `external`) asked for them.
+    delivery_log: Option<Vec<(Time, u32)>>,
 }
 
 impl std::fmt::Debug for Simulation {
@@ -384,6 +390,7 @@ impl Simulation {
             flow_series: Vec::new(),
             slot_info,
             endpoint_names,
+            delivery_log: None,
             net,
             cfg: cfg.clone(),
         };
@@ -572,6 +579,19 @@ impl Simulation {
         &mut self,
         progress: &mut dyn FnMut(Time, Time),
     ) -> Result<SimResult, NetsimError> {
+        self.begin()?;
+        while let Some(ev) = self.heap.pop() {
+            if ev.t > self.end {
+                break;
+            }
+            self.dispatch(ev, progress)?;
+        }
+        Ok(self.result())
+    }
+
+    /// Applies the controller's start actions and schedules the first
+    /// generations, actions and sweep (the part of a run before its loop).
+    fn begin(&mut self) -> Result<(), NetsimError> {
         let mut start_actions = Vec::new();
         self.controller.on_start(&mut start_actions);
         for a in start_actions {
@@ -596,10 +616,17 @@ impl Simulation {
         }
         let iv = self.cfg.sweep_interval;
         self.push(iv.min(self.end), SWEEP, 0, 0);
-        while let Some(ev) = self.heap.pop() {
-            if ev.t > self.end {
-                break;
-            }
+        Ok(())
+    }
+
+    /// Runs one event popped from the heap.
+    fn dispatch(
+        &mut self,
+        ev: Ev,
+        progress: &mut dyn FnMut(Time, Time),
+    ) -> Result<(), NetsimError> {
+        let iv = self.cfg.sweep_interval;
+        {
             self.now = ev.t;
             self.events += 1;
             match ev.kind {
@@ -644,7 +671,7 @@ impl Simulation {
                 return Err(e);
             }
         }
-        Ok(self.result())
+        Ok(())
     }
 
     /// Runs to the end without progress reports.
@@ -1085,6 +1112,10 @@ impl Simulation {
             fl.c.delivered_bytes += p.payload as u64;
             if p.flags & F_LAST != 0 {
                 let lat = now - p.created;
+                if let Some(log) = self.delivery_log.as_mut() {
+                    log.push((now, p.flow));
+                }
+                let fl = &mut self.flows[f];
                 fl.c.completed_msgs += 1;
                 fl.c.latency_sum += lat as u128;
                 fl.c.latency_max = fl.c.latency_max.max(lat);

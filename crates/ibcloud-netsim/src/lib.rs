@@ -68,7 +68,7 @@ pub use control::{
     parse_events, Action, Controller, NoController, SlotInfo, SweepView, TimedAction,
 };
 pub use dftree::{Dftree, DftreeConfig};
-pub use engine::Simulation;
+pub use engine::{Delivery, Simulation};
 pub use error::NetsimError;
 pub use stats::{FlowCounters, FlowSample, FlowSummary, PortCounters, PortSample, SimResult};
 pub use traffic::{FlowSpec, PatternSpec, TraceRow, TrafficSpec};

@@ -18,6 +18,7 @@ mod exceptions;
 mod fabric;
 mod formats;
 mod generate;
+mod host;
 mod lft;
 mod lids;
 mod netsim;
@@ -36,6 +37,7 @@ use pyo3::prelude::*;
 fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     exceptions::register(m)?;
+    host::register(m)?;
     m.add_class::<fabric::PyFabric>()?;
     m.add_class::<generate::PyFatTreeParams>()?;
     m.add_function(wrap_pyfunction!(generate::presets, m)?)?;

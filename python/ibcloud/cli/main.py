@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     True
     """
     from ibcloud.cli import (
-        analyze, campaign, consolidate, event, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch,
+        analyze, campaign, consolidate, event, host, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch,
     )
 
     parser = argparse.ArgumentParser(
@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     vswitch.register(commands)
     campaign.register(commands)
     sa.register(commands)
+    host.register(commands)
     return parser
 
 

@@ -51,6 +51,8 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
                "Seed 003: dFtree slow lane for hot-spot flows (Exp. I-IV, parking lot, b_eff rings, 648 nodes)"),
     "sa-cache": ("ibcloud.sa.reproduction",
                  "Paper I: SA path-record caching — Table V, Figs. 5-7, cache bound, OpenSM flood on ibsim"),
+    "ibmon": ("ibcloud.host.ibmon", "Seed 004 F R1-R2: IBMon CQ introspection — interval sweep, accuracy, 3 VMs, overhead"),
+    "thrashing": ("ibcloud.host.thrashing", "Seed 004 F R3: I/O thrashing under credit1 caps — Table 3, Figs. 12-13"),
 }
 
 

@@ -1,0 +1,364 @@
+//! Guest programs: what a VM's vCPU does, one operation at a time.
+//!
+//! An operation costs guest CPU and so only progresses while the vCPU runs:
+//! `Compute` (a duration), `Post` (a work request; `post-cost` each, the
+//! doorbell rings when it is paid), `Poll` (a busy loop on the CQ: spinning
+//! time is PTime; a successful poll costs `poll-cost` and returns every
+//! pending CQE), `Sleep` (the vCPU blocks) and `Done`.
+//!
+//! The workloads of F §6.2 are programs: [`Microbench`] (OFED-style RDMA
+//! Write / Read / Send with iterations, size, depth, throttle and per-message
+//! compute), [`RecvSink`] (the passive receiver of Send), [`NectereClient`]
+//! and [`NectereServer`] (closed-loop request/response, server FCFS plus a
+//! fixed compute time).
+
+use crate::cq::{Cqe, Opcode};
+use crate::Time;
+use std::collections::VecDeque;
+
+/// What a work request does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrKind {
+    /// RDMA Write of `bytes` to the peer's memory.
+    Write,
+    /// RDMA Read of `bytes` from the peer's memory.
+    Read,
+    /// Send of `bytes` (consumes a receive at the peer).
+    Send,
+    /// Post a receive buffer.
+    Recv,
+}
+
+/// A work request on one of the VM's QPs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wr {
+    /// Local QP number.
+    pub qp: u32,
+    /// Operation.
+    pub kind: WrKind,
+    /// Bytes.
+    pub bytes: u32,
+}
+
+/// One guest operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Burn guest CPU for this long.
+    Compute(Time),
+    /// Post a work request (costs `post-cost`).
+    Post(Wr),
+    /// Busy-poll the CQ until at least one CQE, then take all pending.
+    Poll,
+    /// Block the vCPU for this long.
+    Sleep(Time),
+    /// Finished.
+    Done,
+}
+
+/// What programs report besides their operations.
+#[derive(Clone, Debug, Default)]
+pub struct ProgramLog {
+    /// (completion time, latency) of every request (Nectere: post → reply).
+    pub latencies: Vec<(Time, Time)>,
+    /// Requests completed.
+    pub completed: u64,
+    /// Time the last request was posted (issue time, F Table 3).
+    pub last_post: Time,
+}
+
+/// A guest program.
+pub trait Program: std::fmt::Debug + Send {
+    /// The next operation, given the CQEs the previous `Poll` returned
+    /// (empty after other operations).
+    fn next(&mut self, now: Time, cqes: &[Cqe], log: &mut ProgramLog) -> Op;
+}
+
+/// OFED-style microbenchmark: keep `depth` requests outstanding until
+/// `iterations` completed (0 = forever), with optional throttle and compute.
+#[derive(Debug)]
+pub struct Microbench {
+    /// QP.
+    pub qp: u32,
+    /// Write, Read or Send.
+    pub kind: WrKind,
+    /// Bytes per request.
+    pub bytes: u32,
+    /// Requests to complete (0 = unbounded).
+    pub iterations: u64,
+    /// Outstanding requests.
+    pub depth: u32,
+    /// Minimum gap between posts.
+    pub throttle: Time,
+    /// Compute after each completion.
+    pub compute: Time,
+    /// Stop posting at this time.
+    pub stop: Time,
+    /// The throttle applies from this time on (a rate change mid-run).
+    pub throttle_from: Time,
+    posted: u64,
+    outstanding: u32,
+    owed_compute: u64,
+    next_post_at: Time,
+}
+
+impl Microbench {
+    /// A microbenchmark on `qp`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        qp: u32,
+        kind: WrKind,
+        bytes: u32,
+        iterations: u64,
+        depth: u32,
+        throttle: Time,
+        compute: Time,
+        stop: Time,
+    ) -> Self {
+        Self {
+            qp,
+            kind,
+            bytes,
+            iterations,
+            depth,
+            throttle,
+            compute,
+            stop,
+            throttle_from: 0,
+            posted: 0,
+            outstanding: 0,
+            owed_compute: 0,
+            next_post_at: 0,
+        }
+    }
+}
+
+impl Program for Microbench {
+    fn next(&mut self, now: Time, cqes: &[Cqe], log: &mut ProgramLog) -> Op {
+        for c in cqes {
+            if c.qp == self.qp && c.opcode != Opcode::Recv {
+                self.outstanding -= 1;
+                log.completed += 1;
+                self.owed_compute += 1;
+            }
+        }
+        if self.owed_compute > 0 && self.compute > 0 {
+            self.owed_compute -= 1;
+            return Op::Compute(self.compute);
+        }
+        self.owed_compute = 0;
+        let more = (self.iterations == 0 || self.posted < self.iterations) && now < self.stop;
+        if more && self.outstanding < self.depth {
+            if now < self.next_post_at {
+                if self.outstanding == 0 {
+                    return Op::Sleep(self.next_post_at - now);
+                }
+            } else {
+                self.posted += 1;
+                self.outstanding += 1;
+                if now >= self.throttle_from {
+                    self.next_post_at = now + self.throttle;
+                }
+                log.last_post = now;
+                return Op::Post(Wr {
+                    qp: self.qp,
+                    kind: self.kind,
+                    bytes: self.bytes,
+                });
+            }
+        }
+        if self.outstanding == 0 {
+            return if more { Op::Poll } else { Op::Done };
+        }
+        Op::Poll
+    }
+}
+
+/// Keeps `depth` receives posted on `qp` and reposts each one consumed.
+#[derive(Debug)]
+pub struct RecvSink {
+    qp: u32,
+    bytes: u32,
+    to_post: u32,
+}
+
+impl RecvSink {
+    /// A receiver for messages of up to `bytes`.
+    pub fn new(qp: u32, bytes: u32, depth: u32) -> Self {
+        Self {
+            qp,
+            bytes,
+            to_post: depth,
+        }
+    }
+}
+
+impl Program for RecvSink {
+    fn next(&mut self, _now: Time, cqes: &[Cqe], log: &mut ProgramLog) -> Op {
+        for c in cqes {
+            if c.qp == self.qp && c.opcode == Opcode::Recv {
+                self.to_post += 1;
+                log.completed += 1;
+            }
+        }
+        if self.to_post > 0 {
+            self.to_post -= 1;
+            return Op::Post(Wr {
+                qp: self.qp,
+                kind: WrKind::Recv,
+                bytes: self.bytes,
+            });
+        }
+        Op::Poll
+    }
+}
+
+/// Nectere client: `depth` requests in flight; each is a Send of `bytes`
+/// answered by a reply; latency = reply arrival − request post.
+#[derive(Debug)]
+pub struct NectereClient {
+    qp: u32,
+    bytes: u32,
+    reply: u32,
+    iterations: u64,
+    depth: u32,
+    stop: Time,
+    think: Time,
+    sent: u64,
+    in_flight: VecDeque<Time>,
+    recvs_to_post: u32,
+    next_send_at: Time,
+}
+
+impl NectereClient {
+    /// A client on `qp`.
+    pub fn new(
+        qp: u32,
+        bytes: u32,
+        reply: u32,
+        iterations: u64,
+        depth: u32,
+        think: Time,
+        stop: Time,
+    ) -> Self {
+        Self {
+            qp,
+            bytes,
+            reply,
+            iterations,
+            depth,
+            stop,
+            think,
+            sent: 0,
+            in_flight: VecDeque::new(),
+            recvs_to_post: depth,
+            next_send_at: 0,
+        }
+    }
+}
+
+impl Program for NectereClient {
+    fn next(&mut self, now: Time, cqes: &[Cqe], log: &mut ProgramLog) -> Op {
+        for c in cqes {
+            if c.qp == self.qp && c.opcode == Opcode::Recv {
+                let t0 = self.in_flight.pop_front().expect("reply to a request");
+                log.latencies.push((now, now - t0));
+                log.completed += 1;
+                self.recvs_to_post += 1;
+            }
+        }
+        if self.recvs_to_post > 0 {
+            self.recvs_to_post -= 1;
+            return Op::Post(Wr {
+                qp: self.qp,
+                kind: WrKind::Recv,
+                bytes: self.reply,
+            });
+        }
+        let more = (self.iterations == 0 || self.sent < self.iterations) && now < self.stop;
+        if more && (self.in_flight.len() as u32) < self.depth {
+            if now < self.next_send_at {
+                if self.in_flight.is_empty() {
+                    return Op::Sleep(self.next_send_at - now);
+                }
+            } else {
+                self.sent += 1;
+                self.in_flight.push_back(now);
+                self.next_send_at = now + self.think;
+                log.last_post = now;
+                return Op::Post(Wr {
+                    qp: self.qp,
+                    kind: WrKind::Send,
+                    bytes: self.bytes,
+                });
+            }
+        }
+        if self.in_flight.is_empty() && !more {
+            return Op::Done;
+        }
+        Op::Poll
+    }
+}
+
+/// Nectere server: requests are served first come, first served; each costs
+/// `service` of guest CPU, then a reply of `reply` bytes is sent.
+#[derive(Debug)]
+pub struct NectereServer {
+    qp: u32,
+    bytes: u32,
+    reply: u32,
+    service: Time,
+    queue: VecDeque<Time>,
+    recvs_to_post: u32,
+    serving: bool,
+}
+
+impl NectereServer {
+    /// A server on `qp`.
+    pub fn new(qp: u32, bytes: u32, reply: u32, service: Time, depth: u32) -> Self {
+        Self {
+            qp,
+            bytes,
+            reply,
+            service,
+            queue: VecDeque::new(),
+            recvs_to_post: depth,
+            serving: false,
+        }
+    }
+}
+
+impl Program for NectereServer {
+    fn next(&mut self, now: Time, cqes: &[Cqe], log: &mut ProgramLog) -> Op {
+        for c in cqes {
+            if c.qp == self.qp && c.opcode == Opcode::Recv {
+                self.queue.push_back(now);
+                self.recvs_to_post += 1;
+            }
+        }
+        if self.serving {
+            // The compute of the head request finished: reply.
+            self.serving = false;
+            let t0 = self.queue.pop_front().expect("served request");
+            log.latencies.push((now, now - t0));
+            log.completed += 1;
+            return Op::Post(Wr {
+                qp: self.qp,
+                kind: WrKind::Send,
+                bytes: self.reply,
+            });
+        }
+        if self.recvs_to_post > 0 {
+            self.recvs_to_post -= 1;
+            return Op::Post(Wr {
+                qp: self.qp,
+                kind: WrKind::Recv,
+                bytes: self.bytes,
+            });
+        }
+        if !self.queue.is_empty() {
+            self.serving = true;
+            return Op::Compute(self.service);
+        }
+        Op::Poll
+    }
+}

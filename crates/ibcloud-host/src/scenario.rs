@@ -1,0 +1,757 @@
+//! The scenario format (Options layer): hosts, VMs, schedulers, adapters,
+//! workloads, controllers, duration and seed. Every table rejects unknown
+//! keys; [`Scenario::from_json`] deserialises table by table so an error
+//! names its place (`workloads[2]`), which the Python front end turns into a
+//! file and line. [`Scenario::validate`] checks everything else before a run.
+
+use crate::sched::{CfsConfig, Credit1Config};
+use crate::Time;
+use ibcloud_netsim::time::parse_duration;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A scenario error: where (`vms[1].cap`) and what.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{path}: {problem}")]
+pub struct ScenarioError {
+    /// Table path and key, e.g. `workloads[0].depth`.
+    pub path: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+fn err<T>(path: impl Into<String>, problem: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError {
+        path: path.into(),
+        problem: problem.into(),
+    })
+}
+
+/// A byte count: an integer or a string with a `k`/`M`/`G` (binary) suffix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "serde_json::Value", into = "u64")]
+pub struct Bytes(pub u64);
+
+impl From<Bytes> for u64 {
+    fn from(b: Bytes) -> u64 {
+        b.0
+    }
+}
+
+impl TryFrom<serde_json::Value> for Bytes {
+    type Error = String;
+    fn try_from(v: serde_json::Value) -> Result<Self, String> {
+        match v {
+            serde_json::Value::Number(n) => n
+                .as_u64()
+                .map(Bytes)
+                .ok_or_else(|| format!("size {n} is not a non-negative integer")),
+            serde_json::Value::String(s) => parse_bytes(&s).map(Bytes),
+            other => Err(format!(
+                "size {other} is neither a number nor a string like '64k'"
+            )),
+        }
+    }
+}
+
+/// Parses `2048`, `64k`, `2M`, `1G` (binary multiples).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1 << 20),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .map(|n| n * mul)
+        .map_err(|_| format!("cannot read size '{s}' (use e.g. 2048, 64k, 2M)"))
+}
+
+fn dur(path: &str, text: &str) -> Result<Time, ScenarioError> {
+    if text.trim_start().starts_with('-') {
+        return err(path, format!("duration '{text}' is negative"));
+    }
+    parse_duration(text).map_err(|_| ScenarioError {
+        path: path.into(),
+        problem: format!("cannot read duration '{text}' (use e.g. 10ms, 2.5us, 1s)"),
+    })
+}
+
+/// Fabric settings (F testbed defaults: 4x SDR, 1 KB MTU, one switch).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FabricOptions {
+    /// Link rate of every host link. Default `4xSDR`.
+    pub link: String,
+    /// Path MTU. Default 1024.
+    pub mtu: u32,
+    /// Wire bytes per packet besides payload. Default 26 (LRH+BTH+ICRC+VCRC;
+    /// **calibration**: gives 930 MB/s for one RDMA Write stream, F Table 3).
+    pub wire_overhead_bytes: u32,
+    /// Cable delay. Default `20ns`.
+    pub link_delay: String,
+    /// Switch latency. Default `100ns`.
+    pub switch_latency: String,
+    /// A generated topology instead of one switch (e.g. `4-ary-2-tree`, any
+    /// `ibcloud topo` preset): host *i* is the fabric's *i*-th HCA port, and
+    /// `link` is ignored (the preset's rates apply). Default none.
+    pub preset: Option<String>,
+    /// Routing engine for `preset`. Default `ftree`.
+    pub route: String,
+}
+
+impl Default for FabricOptions {
+    fn default() -> Self {
+        Self {
+            link: "4xSDR".into(),
+            mtu: 1024,
+            wire_overhead_bytes: 26,
+            link_delay: "20ns".into(),
+            switch_latency: "100ns".into(),
+            preset: None,
+            route: "ftree".into(),
+        }
+    }
+}
+
+/// Scheduler choice for a host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SchedulerOptions {
+    /// `credit1` (Xen) or `cfs` (Linux/KVM). Default credit1.
+    pub kind: String,
+    /// Credit1 parameters.
+    pub credit1: Credit1Config,
+    /// CFS parameters.
+    pub cfs: CfsConfig,
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        Self {
+            kind: "credit1".into(),
+            credit1: Credit1Config::default(),
+            cfs: CfsConfig::default(),
+        }
+    }
+}
+
+/// The host's InfiniBand adapter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AdapterOptions {
+    /// `vmm-bypass` (Xen split driver, F §2) or `sriov` (PF + VFs, G).
+    pub kind: String,
+    /// Virtual functions (SR-IOV). Default 16, at most 16... 126 allowed by
+    /// hardware; the thesis's ConnectX-2 had 16.
+    pub vfs: u32,
+    /// Control-path latency per verb (create CQ/QP, register MR): through
+    /// dom0's back-end for vmm-bypass (default 50us), the VF directly for
+    /// SR-IOV (default 5us).
+    pub control_latency: Option<String>,
+    /// HCA time to process one work request (WQE fetch, doorbell, DMA
+    /// set-up), pipelined with the transfer of the previous one. Default
+    /// 4.355us (**calibration**: 2 KB messages at 448 MB/s, F Table 3).
+    pub msg_overhead: String,
+    /// `per-packet` (QPs take turns per MTU packet) or `per-message` (one
+    /// message at a time per destination, FIFO). Default per-packet.
+    pub arbitration: String,
+    /// Time from delivery of a Write/Send to the requester's CQE (ACK).
+    /// Default 1us.
+    pub ack_delay: String,
+}
+
+impl Default for AdapterOptions {
+    fn default() -> Self {
+        Self {
+            kind: "vmm-bypass".into(),
+            vfs: 16,
+            control_latency: None,
+            msg_overhead: "4.355us".into(),
+            arbitration: "per-packet".into(),
+            ack_delay: "1us".into(),
+        }
+    }
+}
+
+/// One physical host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HostOptions {
+    /// Name.
+    pub name: String,
+    /// Physical CPUs. Default 8 (F: 2 × quad-core).
+    #[serde(default = "default_pcpus")]
+    pub pcpus: usize,
+    /// CPU scheduler.
+    #[serde(default)]
+    pub scheduler: SchedulerOptions,
+    /// Adapter.
+    #[serde(default)]
+    pub adapter: AdapterOptions,
+    /// Delay before dom0 / the host applies a cap, weight or quota change.
+    /// Default `0ms`.
+    #[serde(default = "zero")]
+    pub actuation_delay: String,
+}
+
+fn default_pcpus() -> usize {
+    8
+}
+fn zero() -> String {
+    "0ms".into()
+}
+
+/// One VM (one vCPU).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VmOptions {
+    /// Name.
+    pub name: String,
+    /// Host name.
+    pub host: String,
+    /// PCPUs the vCPU may run on (default: any).
+    #[serde(default)]
+    pub pin: Option<Vec<usize>>,
+    /// CPU cap in % of one PCPU, 0 < cap ≤ 100 (credit1 cap; CFS quota =
+    /// cap × period). Default uncapped.
+    #[serde(default)]
+    pub cap: Option<f64>,
+    /// Credit1 weight / CFS shares. Default 256 / 1024.
+    #[serde(default)]
+    pub weight: Option<i64>,
+    /// CFS quota per period (instead of `cap`).
+    #[serde(default)]
+    pub quota: Option<String>,
+    /// CFS period. Default the scheduler's (100ms).
+    #[serde(default)]
+    pub period: Option<String>,
+    /// CQ ring entries. Default 1024.
+    #[serde(default = "default_cq")]
+    pub cq_entries: usize,
+    /// Guest CPU per posted work request. Default 1us.
+    #[serde(default = "default_post")]
+    pub post_cost: String,
+    /// Guest CPU per successful poll of the CQ. Default 0.2us.
+    #[serde(default = "default_poll")]
+    pub poll_cost: String,
+}
+
+fn default_cq() -> usize {
+    1024
+}
+fn default_post() -> String {
+    "1us".into()
+}
+fn default_poll() -> String {
+    "0.2us".into()
+}
+
+/// One workload: a program on `vm` (and a passive or serving peer on `peer`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct WorkloadOptions {
+    /// `rdma-write`, `rdma-read`, `send` (microbenchmarks) or `nectere`.
+    pub kind: String,
+    /// Name (default `kind@vm`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The VM running the client / requester.
+    pub vm: String,
+    /// The peer VM (responder, receiver or Nectere server), on another host.
+    pub peer: String,
+    /// Message (request) size.
+    #[serde(default = "default_size")]
+    pub size: Bytes,
+    /// Requests to complete; 0 = until the end of the run.
+    #[serde(default)]
+    pub iterations: u64,
+    /// Outstanding requests (transmission depth). Default 1 for nectere, 16
+    /// otherwise.
+    #[serde(default)]
+    pub depth: Option<u32>,
+    /// Minimum time between posts (a throttled benchmark). Default 0.
+    #[serde(default)]
+    pub throttle: Option<String>,
+    /// The throttle applies from this time on (F Fig. 8: VMs throttled
+    /// mid-run). Default 0.
+    #[serde(default)]
+    pub throttle_from: Option<String>,
+    /// Guest compute after each completion (fixed).
+    #[serde(default)]
+    pub compute: Option<String>,
+    /// Guest compute after each completion as a hashing rate over the
+    /// buffer (e.g. MD5 at `md5-mbps` MB/s).
+    #[serde(default)]
+    pub md5_mbps: Option<f64>,
+    /// Start after this delay (after the adapter's set-up).
+    #[serde(default)]
+    pub start: Option<String>,
+    /// Busy guest CPU before the measured phase (connection set-up, memory
+    /// registration); F Table 3's total − issue time is ≈ 1.45 s. Default 0.
+    #[serde(default)]
+    pub setup_cpu: Option<String>,
+    /// Stop posting at this time (e.g. to change a rate mid-run, F Fig. 8).
+    #[serde(default)]
+    pub stop: Option<String>,
+    /// Nectere: reply size. Default 64 bytes.
+    #[serde(default)]
+    pub reply_size: Option<Bytes>,
+    /// Nectere: server compute per request (FCFS). Default 129.3us
+    /// (**calibration**: standalone 64 KB latency 209 us on F's testbed).
+    #[serde(default)]
+    pub service: Option<String>,
+}
+
+fn default_size() -> Bytes {
+    Bytes(65536)
+}
+
+/// A controller (kind-specific keys are checked by the controller crate).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ControllerOptions {
+    /// Kind, e.g. `ibmon`.
+    pub kind: String,
+    /// The rest of the table.
+    #[serde(flatten)]
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A whole scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Scenario {
+    /// Simulated time limit. Default `1s`.
+    #[serde(default = "default_duration")]
+    pub duration: String,
+    /// Seed.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Time-series sampling interval. Default `10ms`.
+    #[serde(default = "default_sample")]
+    pub sample_interval: String,
+    /// Stop with an error after this many events (host + network). Default 5e8.
+    #[serde(default = "default_max_events")]
+    pub max_events: u64,
+    /// Stop with an error when a VM records more latency samples than this.
+    /// Default 5e6 (the memory budget of the per-request series).
+    #[serde(default = "default_max_samples")]
+    pub max_samples: usize,
+    /// Fabric.
+    #[serde(default)]
+    pub fabric: FabricOptions,
+    /// Hosts.
+    #[serde(default)]
+    pub hosts: Vec<HostOptions>,
+    /// VMs.
+    #[serde(default)]
+    pub vms: Vec<VmOptions>,
+    /// Workloads.
+    #[serde(default)]
+    pub workloads: Vec<WorkloadOptions>,
+    /// Controllers.
+    #[serde(default)]
+    pub controllers: Vec<ControllerOptions>,
+}
+
+fn default_duration() -> String {
+    "1s".into()
+}
+fn one() -> u64 {
+    1
+}
+fn default_sample() -> String {
+    "10ms".into()
+}
+fn default_max_events() -> u64 {
+    500_000_000
+}
+fn default_max_samples() -> usize {
+    5_000_000
+}
+
+fn table<T: DeserializeOwned>(path: &str, v: serde_json::Value) -> Result<T, ScenarioError> {
+    serde_json::from_value(v).map_err(|e| ScenarioError {
+        path: path.into(),
+        problem: e.to_string(),
+    })
+}
+
+impl Scenario {
+    /// Reads a scenario from JSON (the TOML document as parsed by Python),
+    /// table by table so errors carry their place.
+    pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| ScenarioError {
+            path: String::new(),
+            problem: e.to_string(),
+        })?;
+        let serde_json::Value::Object(mut top) = v else {
+            return err("", "a scenario is a table");
+        };
+        let mut arrays = HashMap::new();
+        for key in ["hosts", "vms", "workloads", "controllers"] {
+            if let Some(x) = top.remove(key) {
+                let serde_json::Value::Array(items) = x else {
+                    return err(key, "must be an array of tables ([[...]])");
+                };
+                arrays.insert(key, items);
+            }
+        }
+        let fabric = top.remove("fabric");
+        let mut s: Scenario = table("", serde_json::Value::Object(top))?;
+        if let Some(f) = fabric {
+            s.fabric = table("fabric", f)?;
+        }
+        for (key, items) in arrays {
+            for (i, item) in items.into_iter().enumerate() {
+                let path = format!("{key}[{i}]");
+                match key {
+                    "hosts" => s.hosts.push(table(&path, item)?),
+                    "vms" => s.vms.push(table(&path, item)?),
+                    "workloads" => s.workloads.push(table(&path, item)?),
+                    _ => s.controllers.push(table(&path, item)?),
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    /// Checks names, ranges and feasibility before a run.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let duration = dur("duration", &self.duration)?;
+        if duration == 0 {
+            return err("duration", "must be positive");
+        }
+        if dur("sample-interval", &self.sample_interval)? == 0 {
+            return err("sample-interval", "must be positive");
+        }
+        if ![256, 512, 1024, 2048, 4096].contains(&self.fabric.mtu) {
+            return err(
+                "fabric.mtu",
+                format!("{} is not an IB MTU", self.fabric.mtu),
+            );
+        }
+        if self
+            .fabric
+            .link
+            .parse::<ibcloud_fabric::LinkRate>()
+            .is_err()
+        {
+            return err(
+                "fabric.link",
+                format!("'{}' is not a link rate like 4xSDR", self.fabric.link),
+            );
+        }
+        dur("fabric.link-delay", &self.fabric.link_delay)?;
+        dur("fabric.switch-latency", &self.fabric.switch_latency)?;
+        if self.hosts.len() < 2 {
+            return err(
+                "hosts",
+                "a scenario needs at least two [[hosts]] (one switch joins their HCAs)",
+            );
+        }
+        let mut hosts = HashMap::new();
+        for (i, h) in self.hosts.iter().enumerate() {
+            let p = format!("hosts[{i}]");
+            if hosts.insert(h.name.as_str(), i).is_some() {
+                return err(format!("{p}.name"), format!("duplicate host '{}'", h.name));
+            }
+            if h.pcpus == 0 || h.pcpus > 256 {
+                return err(format!("{p}.pcpus"), "must be 1-256");
+            }
+            if !["credit1", "cfs"].contains(&h.scheduler.kind.as_str()) {
+                return err(
+                    format!("{p}.scheduler.kind"),
+                    format!("unknown scheduler '{}' (credit1, cfs)", h.scheduler.kind),
+                );
+            }
+            let c = &h.scheduler.credit1;
+            if c.tick < 1_000_000
+                || c.ticks_per_slice == 0
+                || c.ticks_per_acct == 0
+                || c.credits_per_tick <= 0
+                || c.tick % c.credits_per_tick as Time != 0
+            {
+                return err(
+                    format!("{p}.scheduler.credit1"),
+                    "tick must be at least 1us and a multiple of credits-per-tick ps; ticks and credits positive",
+                );
+            }
+            let f = &h.scheduler.cfs;
+            if f.period < 1_000_000_000 || f.sched_latency == 0 || f.min_granularity == 0 {
+                return err(
+                    format!("{p}.scheduler.cfs"),
+                    "period must be at least 1ms; sched-latency and min-granularity positive",
+                );
+            }
+            let a = &h.adapter;
+            if !["vmm-bypass", "sriov"].contains(&a.kind.as_str()) {
+                return err(
+                    format!("{p}.adapter.kind"),
+                    format!("unknown adapter '{}' (vmm-bypass, sriov)", a.kind),
+                );
+            }
+            if a.kind == "sriov" && !(1..=16).contains(&a.vfs) {
+                return err(
+                    format!("{p}.adapter.vfs"),
+                    "an SR-IOV adapter has 1-16 VFs here",
+                );
+            }
+            if !["per-packet", "per-message"].contains(&a.arbitration.as_str()) {
+                return err(
+                    format!("{p}.adapter.arbitration"),
+                    format!(
+                        "unknown arbitration '{}' (per-packet, per-message)",
+                        a.arbitration
+                    ),
+                );
+            }
+            if let Some(c) = &a.control_latency {
+                dur(&format!("{p}.adapter.control-latency"), c)?;
+            }
+            dur(&format!("{p}.adapter.msg-overhead"), &a.msg_overhead)?;
+            dur(&format!("{p}.adapter.ack-delay"), &a.ack_delay)?;
+            dur(&format!("{p}.actuation-delay"), &h.actuation_delay)?;
+        }
+        let mut vms = HashMap::new();
+        let mut per_host = vec![0u32; self.hosts.len()];
+        for (i, v) in self.vms.iter().enumerate() {
+            let p = format!("vms[{i}]");
+            if vms.insert(v.name.as_str(), i).is_some() {
+                return err(format!("{p}.name"), format!("duplicate VM '{}'", v.name));
+            }
+            let Some(&h) = hosts.get(v.host.as_str()) else {
+                return err(format!("{p}.host"), format!("unknown host '{}'", v.host));
+            };
+            per_host[h] += 1;
+            let host = &self.hosts[h];
+            if host.adapter.kind == "sriov" && per_host[h] > host.adapter.vfs {
+                return err(
+                    format!("{p}.host"),
+                    format!(
+                        "host '{}' has {} VFs but more VMs need one",
+                        host.name, host.adapter.vfs
+                    ),
+                );
+            }
+            if let Some(pin) = &v.pin {
+                if pin.is_empty() || pin.iter().any(|&c| c >= host.pcpus) {
+                    return err(
+                        format!("{p}.pin"),
+                        format!("PCPUs must be in 0..{} on host '{}'", host.pcpus, host.name),
+                    );
+                }
+            }
+            if let Some(c) = v.cap {
+                if !(c.is_finite() && c > 0.0 && c <= 100.0) {
+                    return err(format!("{p}.cap"), format!("cap {c} is not in (0, 100] %"));
+                }
+            }
+            if let Some(w) = v.weight {
+                if w <= 0 || w > 65535 {
+                    return err(format!("{p}.weight"), format!("weight {w} must be 1-65535"));
+                }
+            }
+            if v.quota.is_some() && host.scheduler.kind != "cfs" {
+                return err(format!("{p}.quota"), "a quota needs the cfs scheduler");
+            }
+            if v.quota.is_some() && v.cap.is_some() {
+                return err(format!("{p}.quota"), "give either cap or quota");
+            }
+            let period = match &v.period {
+                Some(t) => dur(&format!("{p}.period"), t)?,
+                None => host.scheduler.cfs.period,
+            };
+            if let Some(q) = &v.quota {
+                let q = dur(&format!("{p}.quota"), q)?;
+                if q == 0 || q > period {
+                    return err(
+                        format!("{p}.quota"),
+                        "must be positive and at most the period",
+                    );
+                }
+            }
+            if v.cq_entries == 0 || v.cq_entries > 1 << 22 {
+                return err(format!("{p}.cq-entries"), "must be 1-4194304");
+            }
+            dur(&format!("{p}.post-cost"), &v.post_cost)?;
+            dur(&format!("{p}.poll-cost"), &v.poll_cost)?;
+        }
+        let mut cq_use: HashMap<&str, u64> = HashMap::new();
+        for (i, w) in self.workloads.iter().enumerate() {
+            let p = format!("workloads[{i}]");
+            if !["rdma-write", "rdma-read", "send", "nectere"].contains(&w.kind.as_str()) {
+                return err(
+                    format!("{p}.kind"),
+                    format!(
+                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere)",
+                        w.kind
+                    ),
+                );
+            }
+            let Some(&a) = vms.get(w.vm.as_str()) else {
+                return err(format!("{p}.vm"), format!("unknown VM '{}'", w.vm));
+            };
+            let Some(&b) = vms.get(w.peer.as_str()) else {
+                return err(format!("{p}.peer"), format!("unknown VM '{}'", w.peer));
+            };
+            if self.vms[a].host == self.vms[b].host {
+                return err(
+                    format!("{p}.peer"),
+                    "the peer must be on another host (loopback through the HCA is not modelled)",
+                );
+            }
+            if w.size.0 > u32::MAX as u64 {
+                return err(format!("{p}.size"), "at most 4 GiB");
+            }
+            if w.size.0 == 0 {
+                return err(format!("{p}.size"), "a message needs at least one byte");
+            }
+            let depth = w.depth.unwrap_or(if w.kind == "nectere" { 1 } else { 16 });
+            if depth == 0 {
+                return err(format!("{p}.depth"), "must be at least 1");
+            }
+            for (name, vm) in [(&w.vm, a), (&w.peer, b)] {
+                let e = cq_use.entry(name.as_str()).or_default();
+                *e += 2 * depth as u64;
+                if *e > self.vms[vm].cq_entries as u64 {
+                    return err(
+                        format!("{p}.depth"),
+                        format!(
+                            "VM '{}' has a CQ of {} entries, smaller than the {} completions its workloads can have outstanding (2 × depth per workload)",
+                            name, self.vms[vm].cq_entries, e
+                        ),
+                    );
+                }
+            }
+            let mut start = 0;
+            if let Some(t) = &w.start {
+                start = dur(&format!("{p}.start"), t)?;
+            }
+            if let Some(t) = &w.stop {
+                let stop = dur(&format!("{p}.stop"), t)?;
+                if stop <= start {
+                    return err(format!("{p}.stop"), "must be after start");
+                }
+            }
+            if let Some(t) = &w.throttle {
+                let gap = dur(&format!("{p}.throttle"), t)?;
+                if w.iterations > 0
+                    && (gap as u128) * (w.iterations as u128) + start as u128 > duration as u128
+                {
+                    return err(
+                        format!("{p}.iterations"),
+                        format!(
+                            "{} requests at one per {} can never finish within duration {}",
+                            w.iterations, t, self.duration
+                        ),
+                    );
+                }
+            }
+            if start >= duration {
+                return err(format!("{p}.start"), "starts after the end of the run");
+            }
+            if let Some(t) = &w.throttle_from {
+                dur(&format!("{p}.throttle-from"), t)?;
+                if w.throttle.is_none() {
+                    return err(format!("{p}.throttle-from"), "needs a throttle");
+                }
+            }
+            if let Some(t) = &w.setup_cpu {
+                dur(&format!("{p}.setup-cpu"), t)?;
+            }
+            if let Some(t) = &w.compute {
+                dur(&format!("{p}.compute"), t)?;
+            }
+            if let Some(m) = w.md5_mbps {
+                if !(m.is_finite() && m > 0.0) {
+                    return err(format!("{p}.md5-mbps"), "must be positive");
+                }
+            }
+            if let Some(t) = &w.service {
+                dur(&format!("{p}.service"), t)?;
+            }
+            if w.kind != "nectere" && (w.service.is_some() || w.reply_size.is_some()) {
+                return err(
+                    format!("{p}.service"),
+                    "service and reply-size are for nectere",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolved simulated duration.
+    pub fn duration_ps(&self) -> Time {
+        parse_duration(&self.duration).unwrap_or(0)
+    }
+}
+
+/// Parses a validated duration field.
+pub(crate) fn d(text: &str) -> Time {
+    parse_duration(text).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"{"hosts": [{"name": "A"}, {"name": "B"}],
+        "vms": [{"name": "a", "host": "A"}, {"name": "b", "host": "B"}],
+        "workloads": [{"kind": "rdma-write", "vm": "a", "peer": "b"}]}"#;
+
+    fn check(patch: impl Fn(&mut serde_json::Value)) -> Result<(), ScenarioError> {
+        let mut v: serde_json::Value = serde_json::from_str(BASE).unwrap();
+        patch(&mut v);
+        Scenario::from_json(&v.to_string())?.validate()
+    }
+
+    #[test]
+    fn bad_inputs_name_their_place() {
+        assert!(check(|_| {}).is_ok());
+        let e = check(|v| v["vms"][1]["colour"] = "red".into()).unwrap_err();
+        assert_eq!(e.path, "vms[1]");
+        assert!(e.problem.contains("unknown field `colour`"), "{e}");
+        let e = check(|v| v["workloads"][0]["vm"] = "zz".into()).unwrap_err();
+        assert_eq!(e.path, "workloads[0].vm");
+        let e = check(|v| v["vms"][0]["cap"] = 150.into()).unwrap_err();
+        assert_eq!(e.path, "vms[0].cap");
+        let e = check(|v| v["vms"][0]["weight"] = 0.into()).unwrap_err();
+        assert_eq!(e.path, "vms[0].weight");
+        let e = check(|v| v["duration"] = "-3ms".into()).unwrap_err();
+        assert_eq!(e.path, "duration");
+        let e = check(|v| v["duration"] = "soon".into()).unwrap_err();
+        assert_eq!(e.path, "duration");
+        let e = check(|v| v["vms"][0]["cq-entries"] = 8.into()).unwrap_err();
+        assert_eq!(e.path, "workloads[0].depth"); // 2 × depth 16 > 8
+        let e = check(|v| {
+            v["workloads"][0]["iterations"] = 1000.into();
+            v["workloads"][0]["throttle"] = "10ms".into();
+        })
+        .unwrap_err();
+        assert!(e.problem.contains("never finish"), "{e}");
+        let e = check(|v| {
+            v["hosts"][0]["adapter"] = serde_json::json!({"kind": "sriov", "vfs": 1});
+            v["vms"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"name": "c", "host": "A"}));
+        })
+        .unwrap_err();
+        assert_eq!(e.path, "vms[2].host");
+        let e = check(|v| v["workloads"][0]["peer"] = "a".into()).unwrap_err();
+        assert!(e.problem.contains("another host"));
+        let e = check(|v| v["fabric"] = serde_json::json!({"mtu": 1000})).unwrap_err();
+        assert_eq!(e.path, "fabric.mtu");
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_bytes("64k"), Ok(65536));
+        assert_eq!(parse_bytes("2M"), Ok(2 << 20));
+        assert!(parse_bytes("lots").is_err());
+    }
+}

@@ -1,0 +1,1295 @@
+//! The host world: hosts (schedulers, adapters), VMs (vCPU, CQ, program),
+//! QPs, and the co-simulation with netsim.
+//!
+//! ```text
+//!  host event heap (time, seq)          netsim (external mode)
+//!  ├ vCPU op done / wake / sample        ▲ post_external(flow, bytes)
+//!  ├ adapter: WQE processed ─────────────┘
+//!  ├ CQE write (ACK back)                │ advance(t) → Delivery(time, flow)
+//!  ├ controller step / actuation         ▼
+//!  └ scheduler timers (poll_at)     deliveries → CQEs, read responses
+//! ```
+//!
+//! The loop takes the earliest host time `t`, lets netsim run up to `t`
+//! (stopping at each delivery, which is handled at its own time), then runs
+//! the host work due at `t`. Host and network events at the same time: the
+//! network goes first. Everything is deterministic.
+
+use crate::cq::{CqRing, Opcode};
+use crate::program::{
+    Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, Wr, WrKind,
+};
+use crate::scenario::{d, Scenario, ScenarioError};
+use crate::sched::{Cfs, CpuScheduler, Credit1};
+use crate::view::{ActionRecord, Actuation, HostController, View};
+use crate::Time;
+use ibcloud_fabric::lft::ForwardingTables;
+use ibcloud_fabric::{FabricBuilder, Guid, Lid, LinkRate, NodeKind, NodeSpec, PortRef};
+use ibcloud_netsim::{FlowSpec, SimConfig, Simulation, TrafficSpec};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad scenario (before the run).
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The network model refused something or stopped.
+    #[error("network: {0}")]
+    Net(#[from] ibcloud_netsim::NetsimError),
+    /// A budget was exceeded. Fatal.
+    #[error("stopped at {time_ms:.3} ms: {what}")]
+    Budget {
+        /// Simulated time.
+        time_ms: f64,
+        /// Which budget.
+        what: String,
+    },
+    /// A controller could not be built.
+    #[error("{0}")]
+    Controller(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// A vCPU's current operation finished (if `gen` still matches).
+    OpDone { vm: usize, gen: u64 },
+    /// A sleeping VM wakes.
+    Wake { vm: usize },
+    /// The workload may start (set-up done).
+    Start { vm: usize },
+    /// The adapter finished processing a WQE.
+    Engine { host: usize },
+    /// A CQE is written (ACK arrived).
+    Cqe { qp: usize, bytes: u32, op: u8 },
+    /// Sample the per-VM series.
+    Sample,
+    /// Run a controller.
+    Control { c: usize },
+    /// Apply a delayed actuation.
+    Apply { idx: usize },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum NetKind {
+    Write,
+    Send,
+    ReadReq(u32),
+    ReadResp,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct NetMsg {
+    /// The requester's QP.
+    qp: usize,
+    kind: NetKind,
+    bytes: u32,
+    /// Netsim flow it goes on.
+    flow: u32,
+}
+
+#[derive(Debug)]
+struct Qp {
+    vm: usize,
+    peer: usize,
+    /// Netsim flow this QP's packets use towards the peer.
+    flow: u32,
+    recvs: u32,
+    unexpected: VecDeque<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Exec {
+    NotStarted,
+    /// CPU work left, and what it was for.
+    Cpu {
+        left: Time,
+        post: Option<Wr>,
+    },
+    /// Busy-polling an empty CQ.
+    Spin,
+    /// A poll found CQEs: paying `poll-cost`.
+    Consume {
+        left: Time,
+    },
+    Sleeping,
+    Done,
+}
+
+/// Per-VM accumulated statistics.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VmStats {
+    /// Polling (spinning) time, ps.
+    pub ptime: Time,
+    /// Bytes of the VM's own requests completed (requester CQEs + receives).
+    pub bytes: u64,
+    /// CQEs consumed by the guest.
+    pub cqes: u64,
+    /// Work requests posted.
+    pub posted: u64,
+    /// When the program finished.
+    pub finish: Option<Time>,
+    /// When the workload started.
+    pub start: Option<Time>,
+    /// Bytes of CQEs the HCA wrote (whether or not the guest read them).
+    pub hw_bytes: u64,
+    /// When the HCA wrote the last CQE.
+    pub last_cqe: Time,
+}
+
+#[derive(Debug)]
+struct Vm {
+    name: String,
+    host: usize,
+    vcpu: usize,
+    cq: CqRing,
+    post_cost: Time,
+    poll_cost: Time,
+    prog: Option<Box<dyn Program>>,
+    exec: Exec,
+    running: bool,
+    run_start: Time,
+    gen: u64,
+    /// Extra guest time owed to memory stalls (introspection overhead).
+    stall: Time,
+    stats: VmStats,
+    log: ProgramLog,
+    /// The workload this VM drives (for the summary).
+    workload: Option<usize>,
+    /// Cap as set (0 = none), for the view.
+    cap: u32,
+    /// Guest CPU to burn before the program starts.
+    setup_cpu: Time,
+}
+
+#[derive(Debug)]
+struct Host {
+    name: String,
+    sched: Box<dyn CpuScheduler>,
+    msg_overhead: Time,
+    ack_delay: Time,
+    actuation_delay: Time,
+    setup: Time,
+    engine: VecDeque<NetMsg>,
+    engine_busy: bool,
+    vms: Vec<usize>,
+}
+
+/// One row of the per-VM time series.
+#[derive(Clone, Debug, Serialize)]
+pub struct SampleRow {
+    /// End of the interval, ps.
+    pub time: Time,
+    /// VM index.
+    pub vm: usize,
+    /// CPU % of one PCPU over the interval.
+    pub cpu_pct: f64,
+    /// Bytes completed in the interval.
+    pub bytes: u64,
+    /// CQEs consumed in the interval.
+    pub cqes: u64,
+    /// Polling time in the interval, ps.
+    pub ptime: Time,
+    /// Mean request latency of requests completed in the interval (ps; 0 if none).
+    pub latency_mean: f64,
+    /// Requests completed in the interval.
+    pub requests: u64,
+}
+
+/// Per-workload summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadSummary {
+    /// Name.
+    pub name: String,
+    /// Kind.
+    pub kind: String,
+    /// VM.
+    pub vm: String,
+    /// Requests completed.
+    pub completed: u64,
+    /// Bytes completed.
+    pub bytes: u64,
+    /// Start (after set-up), s.
+    pub start_s: f64,
+    /// Finish, s (None: still running at the end).
+    pub finish_s: Option<f64>,
+    /// Issue time (start → last post), s.
+    pub issue_s: f64,
+    /// Bandwidth over start → finish (or end), MiB/s (perftest's MB).
+    pub mib_s: f64,
+    /// Bandwidth the HCA delivered: CQE bytes written over start → last CQE
+    /// (independent of when the guest read them), MiB/s.
+    pub hw_mib_s: f64,
+    /// Mean latency (nectere), µs.
+    pub latency_mean_us: Option<f64>,
+    /// Standard deviation of the latency, µs.
+    pub latency_std_us: Option<f64>,
+    /// Guest polling time, s.
+    pub ptime_s: f64,
+    /// Guest CPU time, s.
+    pub cpu_s: f64,
+}
+
+/// Results of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    /// Simulated end time, ps.
+    pub end: Time,
+    /// VM names in index order.
+    pub vms: Vec<String>,
+    /// Per-VM time series.
+    pub samples: Vec<SampleRow>,
+    /// Per-request latencies: (vm, completion time, latency) in ps.
+    pub latencies: Vec<(usize, Time, Time)>,
+    /// Workload summaries.
+    pub workloads: Vec<WorkloadSummary>,
+    /// Every controller action.
+    pub actions: Vec<ActionRecord>,
+    /// Controller reports (JSON).
+    pub controllers: Vec<serde_json::Value>,
+    /// Host + network events processed.
+    pub events: u64,
+}
+
+/// Builds controllers from their scenario tables.
+pub type ControllerFactory<'a> = &'a dyn Fn(
+    &crate::scenario::ControllerOptions,
+    &[String],
+) -> Result<Box<dyn HostController>, String>;
+
+/// The fabric: one switch joining the hosts' HCA ports (port *i* + 1 ↔
+/// host *i*), or a generated preset routed by an engine, where host *i* is
+/// the *i*-th HCA port.
+fn build_fabric(sc: &Scenario) -> Result<(ibcloud_fabric::Fabric, ForwardingTables), RunError> {
+    let bad = |path: &str, e: String| {
+        RunError::Scenario(ScenarioError {
+            path: path.into(),
+            problem: e,
+        })
+    };
+    if let Some(name) = &sc.fabric.preset {
+        let mut f = ibcloud_fabric::generate::preset(name)
+            .map_err(|e| bad("fabric.preset", e.to_string()))?
+            .build()
+            .map_err(|e| bad("fabric.preset", e.to_string()))?;
+        ibcloud_fabric::lids::assign_lids(&mut f, &Default::default())
+            .map_err(|e| bad("fabric.preset", e.to_string()))?;
+        let cas = f.nodes().iter().filter(|n| n.kind == NodeKind::Ca).count();
+        if cas < sc.hosts.len() {
+            return Err(bad(
+                "hosts",
+                format!(
+                    "{} hosts but preset '{name}' has {cas} HCAs",
+                    sc.hosts.len()
+                ),
+            ));
+        }
+        let engine = ibcloud_routing::registry::engine(&sc.fabric.route, &Default::default())
+            .map_err(|e| bad("fabric.route", e.to_string()))?;
+        let tables = engine
+            .route(&f)
+            .map_err(|e| bad("fabric.route", e.to_string()))?
+            .tables;
+        return Ok((f, tables));
+    }
+    let rate: LinkRate = sc.fabric.link.parse().expect("validated");
+    // Fabric: one switch, hosts on ports 1..n.
+    let mut b = FabricBuilder::new();
+    let nh = sc.hosts.len();
+    let sw = b
+        .add_node(NodeSpec::new(
+            NodeKind::Switch,
+            Guid(0x100),
+            (nh as u32).max(2) + 1,
+            "switch",
+        ))
+        .map_err(|e| RunError::Controller(e.to_string()))?;
+    let mut hnodes = Vec::new();
+    for (i, h) in sc.hosts.iter().enumerate() {
+        let n = b
+            .add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x1000 + i as u64),
+                1,
+                h.name.clone(),
+            ))
+            .map_err(|e| RunError::Controller(e.to_string()))?;
+        b.connect(PortRef::new(sw, i as u8 + 1), PortRef::new(n, 1), rate)
+            .map_err(|e| RunError::Controller(e.to_string()))?;
+        hnodes.push(n);
+    }
+    let mut fabric = b.build();
+    fabric
+        .set_lid(PortRef::new(sw, 0), Lid(1000), 0)
+        .map_err(|e| RunError::Controller(e.to_string()))?;
+    let mut tables = ForwardingTables::new(&fabric);
+    for (i, &n) in hnodes.iter().enumerate() {
+        fabric
+            .set_lid(PortRef::new(n, 1), Lid(i as u16 + 1), 0)
+            .map_err(|e| RunError::Controller(e.to_string()))?;
+        tables.set(sw, Lid(i as u16 + 1), i as u8 + 1);
+    }
+    tables.set(sw, Lid(1000), 0);
+
+    Ok((fabric, tables))
+}
+
+/// The world. Build with [`World::new`], run with [`World::run`].
+#[derive(Debug)]
+pub struct World {
+    net: Simulation,
+    hosts: Vec<Host>,
+    vms: Vec<Vm>,
+    qps: Vec<Qp>,
+    flow_fifo: Vec<VecDeque<NetMsg>>,
+    heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    seq: u64,
+    now: Time,
+    end: Time,
+    sample_iv: Time,
+    max_events: u64,
+    max_samples: usize,
+    host_events: u64,
+    controllers: Vec<Box<dyn HostController>>,
+    pending: Vec<(usize, Actuation, Time)>,
+    actions: Vec<ActionRecord>,
+    samples: Vec<SampleRow>,
+    last: Vec<(Time, u64, u64, Time, usize, u64)>,
+    cpu_last: Vec<Time>,
+    workloads: Vec<(String, String, usize)>,
+    vm_index: HashMap<String, usize>,
+    finite: Vec<usize>,
+}
+
+impl World {
+    /// Validates and builds a scenario (fabric: one switch, one HCA port per
+    /// host; netsim flows for every QP direction).
+    pub fn new(sc: &Scenario, factory: ControllerFactory<'_>) -> Result<Self, RunError> {
+        sc.validate()?;
+        let end = sc.duration_ps();
+        let (fabric, tables) = build_fabric(sc)?;
+        let hidx: HashMap<&str, usize> = sc
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.name.as_str(), i))
+            .collect();
+        let vm_index: HashMap<String, usize> = sc
+            .vms
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.clone(), i))
+            .collect();
+
+        // Hosts and their schedulers.
+        let mut hosts: Vec<Host> = sc
+            .hosts
+            .iter()
+            .map(|h| {
+                let sched: Box<dyn CpuScheduler> = match h.scheduler.kind.as_str() {
+                    "cfs" => Box::new(Cfs::new(h.pcpus, h.scheduler.cfs.clone())),
+                    _ => Box::new(Credit1::new(h.pcpus, h.scheduler.credit1.clone())),
+                };
+                let control = match (&h.adapter.control_latency, h.adapter.kind.as_str()) {
+                    (Some(t), _) => d(t),
+                    (None, "sriov") => 5_000_000,
+                    (None, _) => 50_000_000,
+                };
+                Host {
+                    name: h.name.clone(),
+                    sched,
+                    msg_overhead: d(&h.adapter.msg_overhead),
+                    ack_delay: d(&h.adapter.ack_delay),
+                    actuation_delay: d(&h.actuation_delay),
+                    // Create CQ, create QP, register MR: three control verbs.
+                    setup: 3 * control,
+                    engine: VecDeque::new(),
+                    engine_busy: false,
+                    vms: Vec::new(),
+                }
+            })
+            .collect();
+
+        let mut vms = Vec::new();
+        for (i, v) in sc.vms.iter().enumerate() {
+            let h = hidx[v.host.as_str()];
+            let host = &mut hosts[h];
+            let dom = host.sched.add_domain();
+            let vcpu = host.sched.add_vcpu(dom, v.pin.clone());
+            debug_assert_eq!(dom, vcpu);
+            if let Some(w) = v.weight {
+                host.sched
+                    .set_weight(0, dom, w as u32)
+                    .map_err(|e| ScenarioError {
+                        path: format!("vms[{i}].weight"),
+                        problem: e.to_string(),
+                    })?;
+            }
+            let mut cap = 0;
+            if let Some(c) = v.cap {
+                cap = c.round().max(1.0) as u32;
+                host.sched.set_cap(0, dom, cap).map_err(|e| ScenarioError {
+                    path: format!("vms[{i}].cap"),
+                    problem: e.to_string(),
+                })?;
+            }
+            if let Some(q) = &v.quota {
+                let period = v
+                    .period
+                    .as_deref()
+                    .map(d)
+                    .unwrap_or(sc.hosts[h].scheduler.cfs.period);
+                host.sched
+                    .set_quota(0, dom, Some(d(q)), period)
+                    .map_err(|e| ScenarioError {
+                        path: format!("vms[{i}].quota"),
+                        problem: e.to_string(),
+                    })?;
+            }
+            host.vms.push(i);
+            vms.push(Vm {
+                name: v.name.clone(),
+                host: h,
+                vcpu,
+                cq: CqRing::new(v.cq_entries),
+                post_cost: d(&v.post_cost),
+                poll_cost: d(&v.poll_cost),
+                prog: None,
+                exec: Exec::NotStarted,
+                running: false,
+                run_start: 0,
+                gen: 0,
+                stall: 0,
+                stats: VmStats::default(),
+                log: ProgramLog::default(),
+                workload: None,
+                cap,
+                setup_cpu: 0,
+            });
+        }
+
+        // QPs and netsim flows.
+        let per_message: Vec<bool> = sc
+            .hosts
+            .iter()
+            .map(|h| h.adapter.arbitration == "per-message")
+            .collect();
+        let mut flows: Vec<FlowSpec> = Vec::new();
+        let mut shared: HashMap<(usize, usize), u32> = HashMap::new();
+        let mut flow_for = |src: usize, dst: usize, flows: &mut Vec<FlowSpec>| -> u32 {
+            let mk = |flows: &mut Vec<FlowSpec>| {
+                flows.push(FlowSpec {
+                    src: format!("#{src}"),
+                    dst: format!("#{dst}"),
+                    size: Some(1),
+                    ..Default::default()
+                });
+                flows.len() as u32 - 1
+            };
+            if per_message[src] {
+                *shared.entry((src, dst)).or_insert_with(|| mk(flows))
+            } else {
+                mk(flows)
+            }
+        };
+        let mut qps = Vec::new();
+        let mut workloads = Vec::new();
+        let mut finite = Vec::new();
+        for (wi, w) in sc.workloads.iter().enumerate() {
+            let a = vm_index[&w.vm];
+            let bv = vm_index[&w.peer];
+            let (ha, hb) = (vms[a].host, vms[bv].host);
+            let qa = qps.len();
+            let qb = qa + 1;
+            let fa = flow_for(hnodes_index(ha), hnodes_index(hb), &mut flows);
+            let fb = flow_for(hnodes_index(hb), hnodes_index(ha), &mut flows);
+            qps.push(Qp {
+                vm: a,
+                peer: qb,
+                flow: fa,
+                recvs: 0,
+                unexpected: VecDeque::new(),
+            });
+            qps.push(Qp {
+                vm: bv,
+                peer: qa,
+                flow: fb,
+                recvs: 0,
+                unexpected: VecDeque::new(),
+            });
+            let size = w.size.0 as u32;
+            let depth = w.depth.unwrap_or(if w.kind == "nectere" { 1 } else { 16 });
+            let stop = w.stop.as_deref().map(d).unwrap_or(Time::MAX);
+            let throttle = w.throttle.as_deref().map(d).unwrap_or(0);
+            let mut compute = w.compute.as_deref().map(d).unwrap_or(0);
+            if let Some(m) = w.md5_mbps {
+                compute += (size as f64 / (m * 1e6) * 1e12).round() as Time;
+            }
+            let name = w
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{}@{}", w.kind, w.vm));
+            let (pa, pb): (Box<dyn Program>, Option<Box<dyn Program>>) = match w.kind.as_str() {
+                "nectere" => {
+                    let reply = w.reply_size.map(|b| b.0 as u32).unwrap_or(64);
+                    let service = w.service.as_deref().map(d).unwrap_or(129_300_000);
+                    (
+                        Box::new(NectereClient::new(
+                            qa as u32,
+                            size,
+                            reply,
+                            w.iterations,
+                            depth,
+                            throttle,
+                            stop,
+                        )),
+                        Some(Box::new(NectereServer::new(
+                            qb as u32, size, reply, service, depth,
+                        ))),
+                    )
+                }
+                kind => {
+                    let k = match kind {
+                        "rdma-read" => WrKind::Read,
+                        "send" => WrKind::Send,
+                        _ => WrKind::Write,
+                    };
+                    let peer: Option<Box<dyn Program>> = (k == WrKind::Send).then(|| {
+                        Box::new(RecvSink::new(qb as u32, size, depth)) as Box<dyn Program>
+                    });
+                    let mut mb = Microbench::new(
+                        qa as u32,
+                        k,
+                        size,
+                        w.iterations,
+                        depth,
+                        throttle,
+                        compute,
+                        stop,
+                    );
+                    mb.throttle_from = w.throttle_from.as_deref().map(d).unwrap_or(0);
+                    (Box::new(mb) as Box<dyn Program>, peer)
+                }
+            };
+            for (vm, prog, path) in [(a, Some(pa), "vm"), (bv, pb, "peer")] {
+                if let Some(p) = prog {
+                    if vms[vm].prog.is_some() {
+                        return Err(ScenarioError {
+                            path: format!("workloads[{wi}].{path}"),
+                            problem: format!(
+                                "VM '{}' already runs a program (one per VM)",
+                                vms[vm].name
+                            ),
+                        }
+                        .into());
+                    }
+                    vms[vm].prog = Some(p);
+                }
+            }
+            vms[a].workload = Some(wi);
+            vms[a].setup_cpu = w.setup_cpu.as_deref().map(d).unwrap_or(0);
+            if w.iterations > 0 {
+                finite.push(a);
+            }
+            workloads.push((name, w.kind.clone(), a));
+        }
+        fn hnodes_index(h: usize) -> usize {
+            h
+        }
+
+        let cfg = SimConfig {
+            mtu: sc.fabric.mtu,
+            wire_overhead_bytes: sc.fabric.wire_overhead_bytes,
+            link_delay: d(&sc.fabric.link_delay).max(1),
+            switch_latency: d(&sc.fabric.switch_latency),
+            record_ports: false,
+            sweep_interval: end.max(1),
+            max_events: sc.max_events,
+            seed: sc.seed,
+            ..Default::default()
+        };
+        if flows.is_empty() {
+            // netsim wants at least one queue pair; this one never posts.
+            flows.push(FlowSpec {
+                src: "#0".into(),
+                dst: "#1".into(),
+                size: Some(1),
+                ..Default::default()
+            });
+        }
+        let traffic = TrafficSpec {
+            flows,
+            ..Default::default()
+        };
+        let mut net = Simulation::new(&fabric, &tables, &cfg, &traffic, end)?;
+        net.start_external()?;
+        let nflows = traffic.flows.len();
+
+        let names: Vec<String> = vms.iter().map(|v| v.name.clone()).collect();
+        let mut controllers = Vec::new();
+        for c in &sc.controllers {
+            controllers.push(factory(c, &names).map_err(RunError::Controller)?);
+        }
+        let mut w = World {
+            net,
+            hosts,
+            vms,
+            qps,
+            flow_fifo: vec![VecDeque::new(); nflows],
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            end,
+            sample_iv: d(&sc.sample_interval),
+            max_events: sc.max_events,
+            max_samples: sc.max_samples,
+            host_events: 0,
+            controllers,
+            pending: Vec::new(),
+            actions: Vec::new(),
+            samples: Vec::new(),
+            last: Vec::new(),
+            cpu_last: Vec::new(),
+            workloads,
+            vm_index,
+            finite,
+        };
+        w.last = vec![(0, 0, 0, 0, 0, 0); w.vms.len()];
+        for (i, wl) in sc.workloads.iter().enumerate() {
+            let start = wl.start.as_deref().map(d).unwrap_or(0);
+            let a = w.workloads[i].2;
+            let b = w.vm_index[&wl.peer];
+            for vm in [a, b] {
+                if w.vms[vm].prog.is_some() && w.vms[vm].exec == Exec::NotStarted {
+                    let t = w.hosts[w.vms[vm].host].setup + if vm == a { start } else { 0 };
+                    w.vms[vm].exec = Exec::Sleeping;
+                    w.push(t, Ev::Start { vm });
+                }
+            }
+        }
+        let iv = w.sample_iv;
+        w.push(iv.min(end), Ev::Sample);
+        Ok(w)
+    }
+
+    fn push(&mut self, t: Time, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, ev)));
+    }
+
+    /// VM names.
+    pub fn vm_names(&self) -> Vec<String> {
+        self.vms.iter().map(|v| v.name.clone()).collect()
+    }
+
+    /// Runs to the end (or until every finite workload finished).
+    /// `progress(now, end)` is called at every sample.
+    pub fn run(mut self, progress: &mut dyn FnMut(Time, Time)) -> Result<RunResult, RunError> {
+        for c in 0..self.controllers.len() {
+            let mut ctl = std::mem::take(&mut self.controllers);
+            let first = {
+                let vv = self.vms_view();
+                let view = View::new(self.now, &vv);
+                ctl[c].start(&view)
+            };
+            self.controllers = ctl;
+            self.push(first, Ev::Control { c });
+        }
+        loop {
+            let sched_t = self
+                .hosts
+                .iter()
+                .map(|h| h.sched.poll_at())
+                .min()
+                .unwrap_or(Time::MAX);
+            let heap_t = self.heap.peek().map(|r| r.0 .0).unwrap_or(Time::MAX);
+            let t = sched_t.min(heap_t);
+            if let Some(dl) = self.net.advance(t.min(self.end))? {
+                self.now = dl.time;
+                self.deliver(dl);
+                continue;
+            }
+            if t > self.end {
+                self.now = self.end;
+                break;
+            }
+            self.now = t;
+            self.host_events += 1;
+            if self.host_events + self.net.events() > self.max_events {
+                return Err(RunError::Budget {
+                    time_ms: t as f64 / 1e9,
+                    what: format!("more than {} events (max-events)", self.max_events),
+                });
+            }
+            if sched_t <= t {
+                for h in 0..self.hosts.len() {
+                    if self.hosts[h].sched.poll_at() <= t {
+                        self.hosts[h].sched.poll(t);
+                        self.sync(h);
+                    }
+                }
+                continue;
+            }
+            let Reverse((_, _, ev)) = self.heap.pop().expect("peeked");
+            if self.handle(ev, progress)? {
+                break;
+            }
+        }
+        Ok(self.finish())
+    }
+
+    fn all_finite_done(&self) -> bool {
+        !self.finite.is_empty()
+            && self.finite.iter().all(|&v| self.vms[v].exec == Exec::Done)
+            && self.workloads.iter().all(|w| self.finite.contains(&w.2))
+    }
+
+    /// Handles one host event; true = stop the run.
+    fn handle(&mut self, ev: Ev, progress: &mut dyn FnMut(Time, Time)) -> Result<bool, RunError> {
+        let now = self.now;
+        match ev {
+            Ev::OpDone { vm, gen } => {
+                if self.vms[vm].gen == gen {
+                    self.op_done(vm);
+                }
+            }
+            Ev::Start { vm } if self.vms[vm].setup_cpu > 0 => {
+                let left = std::mem::take(&mut self.vms[vm].setup_cpu);
+                self.vms[vm].exec = Exec::Cpu { left, post: None };
+                let (h, vc) = (self.vms[vm].host, self.vms[vm].vcpu);
+                self.hosts[h].sched.wake(now, vc);
+                self.sync(h);
+            }
+            Ev::Wake { vm } | Ev::Start { vm } => {
+                if self.vms[vm].exec == Exec::Sleeping {
+                    self.next_op(vm, &[]);
+                }
+            }
+            Ev::Engine { host } => {
+                let m = self.hosts[host].engine.pop_front().expect("engine work");
+                self.net.post_external(m.flow, m.bytes)?;
+                self.flow_fifo[m.flow as usize].push_back(m);
+                self.hosts[host].engine_busy = false;
+                self.kick_engine(host);
+            }
+            Ev::Cqe { qp, bytes, op } => {
+                let opcode = match op {
+                    0 => Opcode::RdmaWrite,
+                    1 => Opcode::Send,
+                    _ => Opcode::RdmaRead,
+                };
+                self.write_cqe(qp, bytes, opcode);
+            }
+            Ev::Sample => {
+                self.sample();
+                self.check_memory()?;
+                progress(now, self.end);
+                if self.all_finite_done() {
+                    return Ok(true);
+                }
+                if now < self.end {
+                    let iv = self.sample_iv;
+                    self.push((now + iv).min(self.end), Ev::Sample);
+                }
+            }
+            Ev::Control { c } => {
+                let mut acts = Vec::new();
+                let mut ctl = std::mem::take(&mut self.controllers);
+                let next = {
+                    let vv = self.vms_view();
+                    let view = View::new(now, &vv);
+                    ctl[c].step(now, &view, &mut acts)
+                };
+                self.controllers = ctl;
+                for a in acts {
+                    self.actuate(c, a);
+                }
+                if next > 0 {
+                    self.push(now + next, Ev::Control { c });
+                }
+            }
+            Ev::Apply { idx } => {
+                let (c, a, issued) = self.pending[idx];
+                self.apply(c, a, issued);
+            }
+        }
+        Ok(false)
+    }
+
+    fn vms_view(&self) -> Vec<crate::view::VmView<'_>> {
+        self.vms
+            .iter()
+            .map(|v| crate::view::VmView {
+                name: &v.name,
+                host: &self.hosts[v.host].name,
+                cq: &v.cq,
+                cpu_time: self.hosts[v.host].sched.runtime(v.vcpu, self.now),
+                cap: v.cap,
+                running: v.running,
+            })
+            .collect()
+    }
+
+    fn actuate(&mut self, c: usize, a: Actuation) {
+        match a {
+            Actuation::Stall { vm, time } => {
+                // Memory contention: the guest's current work takes longer.
+                if let Some(v) = self.vms.get_mut(vm) {
+                    v.stall += time;
+                }
+                if let Some(v) = self.vms.get(vm) {
+                    if v.running {
+                        self.restart_timer(vm);
+                    }
+                }
+            }
+            _ => {
+                let Some(vm) = a.vm() else { return };
+                if vm >= self.vms.len() {
+                    return;
+                }
+                let delay = self.hosts[self.vms[vm].host].actuation_delay;
+                let idx = self.pending.len();
+                self.pending.push((c, a, self.now));
+                if delay == 0 {
+                    self.apply(c, a, self.now);
+                } else {
+                    self.push(self.now + delay, Ev::Apply { idx });
+                }
+            }
+        }
+    }
+
+    fn apply(&mut self, c: usize, a: Actuation, issued: Time) {
+        let now = self.now;
+        let Some(vm) = a.vm() else { return };
+        let h = self.vms[vm].host;
+        let v = self.vms[vm].vcpu;
+        let res = match a {
+            Actuation::SetCap { cap, .. } => {
+                self.vms[vm].cap = cap;
+                self.hosts[h].sched.set_cap(now, v, cap)
+            }
+            Actuation::SetWeight { weight, .. } => self.hosts[h].sched.set_weight(now, v, weight),
+            Actuation::SetQuota { quota, period, .. } => {
+                self.hosts[h].sched.set_quota(now, v, quota, period)
+            }
+            Actuation::Stall { .. } => Ok(()),
+        };
+        self.actions.push(ActionRecord {
+            issued,
+            applied: now,
+            controller: self
+                .controllers
+                .get(c)
+                .map(|x| x.name())
+                .unwrap_or_default(),
+            vm: self.vms[vm].name.clone(),
+            action: a.describe(),
+            ok: res
+                .as_ref()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        });
+        self.sync(h);
+    }
+
+    // ---- vCPU execution ----------------------------------------------------
+
+    /// Reconciles VM run states with the scheduler after it acted on host `h`.
+    fn sync(&mut self, h: usize) {
+        let now = self.now;
+        let n = self.hosts[h].sched.pcpus();
+        let mut running = vec![false; self.hosts[h].vms.len()];
+        let vms = self.hosts[h].vms.clone();
+        for p in 0..n {
+            if let Some(vc) = self.hosts[h].sched.current(p) {
+                if let Some(k) = vms.iter().position(|&vm| self.vms[vm].vcpu == vc) {
+                    running[k] = true;
+                }
+            }
+        }
+        for (k, &vm) in vms.iter().enumerate() {
+            match (self.vms[vm].running, running[k]) {
+                (false, true) => {
+                    self.vms[vm].running = true;
+                    self.vms[vm].run_start = now;
+                    self.restart_timer(vm);
+                }
+                (true, false) => {
+                    self.charge(vm);
+                    self.vms[vm].running = false;
+                    self.vms[vm].gen += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Charges the CPU a running VM used since `run_start` to its op.
+    fn charge(&mut self, vm: usize) {
+        let now = self.now;
+        let v = &mut self.vms[vm];
+        let ran = now - v.run_start;
+        v.run_start = now;
+        let mut ran_left = ran;
+        let st = v.stall.min(ran_left);
+        v.stall -= st;
+        ran_left -= st;
+        match &mut v.exec {
+            Exec::Cpu { left, .. } | Exec::Consume { left } => {
+                *left = left.saturating_sub(ran_left)
+            }
+            Exec::Spin => v.stats.ptime += ran_left,
+            _ => {}
+        }
+    }
+
+    /// (Re)schedules the completion of the running VM's current op.
+    fn restart_timer(&mut self, vm: usize) {
+        self.charge(vm);
+        let now = self.now;
+        let v = &mut self.vms[vm];
+        v.gen += 1;
+        let gen = v.gen;
+        let stall = v.stall;
+        match v.exec {
+            Exec::Cpu { left, .. } | Exec::Consume { left } => {
+                self.push(now + stall + left, Ev::OpDone { vm, gen })
+            }
+            Exec::Spin if v.cq.pending() > 0 => {
+                v.exec = Exec::Consume { left: v.poll_cost };
+                let left = v.poll_cost;
+                self.push(now + stall + left, Ev::OpDone { vm, gen });
+            }
+            _ => {}
+        }
+    }
+
+    fn op_done(&mut self, vm: usize) {
+        self.charge(vm);
+        match self.vms[vm].exec {
+            Exec::Cpu { post, .. } => {
+                if let Some(wr) = post {
+                    self.post_wr(vm, wr);
+                }
+                self.next_op(vm, &[]);
+            }
+            Exec::Consume { .. } => {
+                let mut out = Vec::new();
+                self.vms[vm].cq.poll(usize::MAX, &mut out);
+                let v = &mut self.vms[vm];
+                v.stats.cqes += out.len() as u64;
+                v.stats.bytes += out.iter().map(|c| c.byte_len as u64).sum::<u64>();
+                self.next_op(vm, &out);
+            }
+            _ => {}
+        }
+    }
+
+    fn next_op(&mut self, vm: usize, cqes: &[crate::cq::Cqe]) {
+        let now = self.now;
+        let h = self.vms[vm].host;
+        let v = &mut self.vms[vm];
+        let Some(prog) = v.prog.as_mut() else {
+            return;
+        };
+        v.stats.start.get_or_insert(now);
+        let op = prog.next(now, cqes, &mut v.log);
+        let was_sleeping = v.exec == Exec::Sleeping;
+        match op {
+            Op::Compute(t) => {
+                v.exec = Exec::Cpu {
+                    left: t,
+                    post: None,
+                }
+            }
+            Op::Post(wr) => {
+                v.stats.posted += 1;
+                v.exec = Exec::Cpu {
+                    left: v.post_cost,
+                    post: Some(wr),
+                }
+            }
+            Op::Poll => v.exec = Exec::Spin,
+            Op::Sleep(t) => {
+                v.exec = Exec::Sleeping;
+                let vc = v.vcpu;
+                self.push(now + t, Ev::Wake { vm });
+                self.hosts[h].sched.block(now, vc);
+                self.sync(h);
+                return;
+            }
+            Op::Done => {
+                v.exec = Exec::Done;
+                v.stats.finish = Some(now);
+                let vc = v.vcpu;
+                self.hosts[h].sched.block(now, vc);
+                self.sync(h);
+                return;
+            }
+        }
+        if was_sleeping || !self.vms[vm].running {
+            let vc = self.vms[vm].vcpu;
+            self.hosts[h].sched.wake(now, vc);
+            self.sync(h);
+        }
+        if self.vms[vm].running {
+            self.restart_timer(vm);
+        }
+    }
+
+    // ---- adapter -------------------------------------------------------------
+
+    fn post_wr(&mut self, vm: usize, wr: Wr) {
+        let q = wr.qp as usize;
+        debug_assert_eq!(self.qps[q].vm, vm);
+        self.vms[vm].log.last_post = self.now;
+        let (kind, bytes) = match wr.kind {
+            WrKind::Recv => {
+                self.qps[q].recvs += 1;
+                if let Some(b) = self.qps[q].unexpected.pop_front() {
+                    // A message waited for this receive (RNR retry succeeds).
+                    self.qps[q].recvs -= 1;
+                    self.recv_arrived(q, b);
+                }
+                return;
+            }
+            WrKind::Write => (NetKind::Write, wr.bytes),
+            WrKind::Send => (NetKind::Send, wr.bytes),
+            WrKind::Read => (NetKind::ReadReq(wr.bytes), 0),
+        };
+        let h = self.vms[vm].host;
+        let flow = self.qps[q].flow;
+        self.hosts[h].engine.push_back(NetMsg {
+            qp: q,
+            kind,
+            bytes,
+            flow,
+        });
+        self.kick_engine(h);
+    }
+
+    fn kick_engine(&mut self, h: usize) {
+        if !self.hosts[h].engine_busy && !self.hosts[h].engine.is_empty() {
+            self.hosts[h].engine_busy = true;
+            let t = self.now + self.hosts[h].msg_overhead;
+            self.push(t, Ev::Engine { host: h });
+        }
+    }
+
+    fn deliver(&mut self, dl: ibcloud_netsim::Delivery) {
+        let m = self.flow_fifo[dl.flow as usize]
+            .pop_front()
+            .expect("a delivery matches a posted message");
+        let q = m.qp;
+        let vm = self.qps[q].vm;
+        let h = self.vms[vm].host;
+        let ack = self.hosts[h].ack_delay;
+        match m.kind {
+            NetKind::Write => self.push(
+                dl.time + ack,
+                Ev::Cqe {
+                    qp: q,
+                    bytes: m.bytes,
+                    op: 0,
+                },
+            ),
+            NetKind::Send => {
+                let peer = self.qps[q].peer;
+                if self.qps[peer].recvs > 0 {
+                    self.qps[peer].recvs -= 1;
+                    self.recv_arrived(peer, m.bytes);
+                } else {
+                    self.qps[peer].unexpected.push_back(m.bytes);
+                }
+                self.push(
+                    dl.time + ack,
+                    Ev::Cqe {
+                        qp: q,
+                        bytes: m.bytes,
+                        op: 1,
+                    },
+                );
+            }
+            NetKind::ReadReq(n) => {
+                // The responder's HCA answers without its CPU.
+                let peer = self.qps[q].peer;
+                let ph = self.vms[self.qps[peer].vm].host;
+                let flow = self.qps[peer].flow;
+                self.hosts[ph].engine.push_back(NetMsg {
+                    qp: q,
+                    kind: NetKind::ReadResp,
+                    bytes: n,
+                    flow,
+                });
+                self.kick_engine(ph);
+            }
+            NetKind::ReadResp => self.write_cqe(q, m.bytes, Opcode::RdmaRead),
+        }
+    }
+
+    fn recv_arrived(&mut self, q: usize, bytes: u32) {
+        self.write_cqe(q, bytes, Opcode::Recv);
+    }
+
+    fn write_cqe(&mut self, q: usize, bytes: u32, op: Opcode) {
+        let vm = self.qps[q].vm;
+        self.vms[vm].cq.push(bytes, op, q as u32);
+        if op != Opcode::Send || self.vms[vm].workload.is_some() {
+            self.vms[vm].stats.hw_bytes += bytes as u64;
+            self.vms[vm].stats.last_cqe = self.now;
+        }
+        if self.vms[vm].running && self.vms[vm].exec == Exec::Spin {
+            self.restart_timer(vm);
+        }
+    }
+
+    // ---- results ---------------------------------------------------------------
+
+    fn sample(&mut self) {
+        let now = self.now;
+        for i in 0..self.vms.len() {
+            if self.vms[i].running {
+                self.charge(i);
+            }
+            let v = &self.vms[i];
+            let cpu = self.hosts[v.host].sched.runtime(v.vcpu, now);
+            let (t0, b0, c0, p0, l0, r0) = self.last[i];
+            let dt = (now - t0).max(1);
+            let lats = &v.log.latencies[l0..];
+            let mean = if lats.is_empty() {
+                0.0
+            } else {
+                lats.iter().map(|x| x.1 as f64).sum::<f64>() / lats.len() as f64
+            };
+            let cpu_prev = self.last_cpu(i);
+            self.samples.push(SampleRow {
+                time: now,
+                vm: i,
+                cpu_pct: (cpu - cpu_prev) as f64 / dt as f64 * 100.0,
+                bytes: v.stats.bytes - b0,
+                cqes: v.stats.cqes - c0,
+                ptime: v.stats.ptime - p0,
+                latency_mean: mean,
+                requests: v.log.completed - r0,
+            });
+            self.last[i] = (
+                now,
+                v.stats.bytes,
+                v.stats.cqes,
+                v.stats.ptime,
+                v.log.latencies.len(),
+                v.log.completed,
+            );
+            self.cpu_last_set(i, cpu);
+        }
+    }
+
+    /// The memory budget: per-request records kept per VM.
+    fn check_memory(&self) -> Result<(), RunError> {
+        if let Some(v) = self
+            .vms
+            .iter()
+            .find(|v| v.log.latencies.len() > self.max_samples)
+        {
+            return Err(RunError::Budget {
+                time_ms: self.now as f64 / 1e9,
+                what: format!(
+                    "VM '{}' recorded more than {} request latencies (max-samples)",
+                    v.name, self.max_samples
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn last_cpu(&self, i: usize) -> Time {
+        self.cpu_last.get(i).copied().unwrap_or(0)
+    }
+    fn cpu_last_set(&mut self, i: usize, t: Time) {
+        if self.cpu_last.len() < self.vms.len() {
+            self.cpu_last.resize(self.vms.len(), 0);
+        }
+        self.cpu_last[i] = t;
+    }
+
+    fn finish(mut self) -> RunResult {
+        let now = self.now;
+        if self.samples.last().is_none_or(|s| s.time < now) {
+            self.sample();
+        }
+        let mut latencies = Vec::new();
+        for (i, v) in self.vms.iter().enumerate() {
+            for &(t, l) in &v.log.latencies {
+                latencies.push((i, t, l));
+            }
+        }
+        let ps = 1e-12;
+        let workloads = self
+            .workloads
+            .iter()
+            .map(|(name, kind, vm)| {
+                let v = &self.vms[*vm];
+                let start = v.stats.start.unwrap_or(0);
+                let fin = v.stats.finish;
+                let span = (fin.unwrap_or(now).saturating_sub(start)) as f64 * ps;
+                let lats: Vec<f64> = v.log.latencies.iter().map(|x| x.1 as f64 * 1e-6).collect();
+                let (mean, std) = if lats.is_empty() {
+                    (None, None)
+                } else {
+                    let m = lats.iter().sum::<f64>() / lats.len() as f64;
+                    let var =
+                        lats.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / lats.len() as f64;
+                    (Some(m), Some(var.sqrt()))
+                };
+                let bytes = v.stats.bytes;
+                WorkloadSummary {
+                    name: name.clone(),
+                    kind: kind.clone(),
+                    vm: v.name.clone(),
+                    completed: v.log.completed,
+                    bytes,
+                    start_s: start as f64 * ps,
+                    finish_s: fin.map(|f| f as f64 * ps),
+                    issue_s: v.log.last_post.saturating_sub(start) as f64 * ps,
+                    mib_s: if span > 0.0 {
+                        bytes as f64 / span / 1048576.0
+                    } else {
+                        0.0
+                    },
+                    hw_mib_s: {
+                        let hs = v.stats.last_cqe.saturating_sub(start) as f64 * ps;
+                        if hs > 0.0 {
+                            v.stats.hw_bytes as f64 / hs / 1048576.0
+                        } else {
+                            0.0
+                        }
+                    },
+                    latency_mean_us: mean,
+                    latency_std_us: std,
+                    ptime_s: v.stats.ptime as f64 * ps,
+                    cpu_s: self.hosts[v.host].sched.runtime(v.vcpu, now) as f64 * ps,
+                }
+            })
+            .collect();
+        let mut reports = Vec::new();
+        let vm_names = self.vm_names();
+        for c in &mut self.controllers {
+            reports.push(c.report(&vm_names));
+        }
+        RunResult {
+            end: now,
+            vms: vm_names,
+            samples: self.samples,
+            latencies,
+            workloads,
+            actions: self.actions,
+            controllers: reports,
+            events: self.host_events + self.net.events(),
+        }
+    }
+}

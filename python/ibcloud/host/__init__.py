@@ -1,0 +1,247 @@
+"""Virtualized hosts on the packet simulator (``ibcloud-host`` and
+``ibcloud-control``): Xen credit1 / CFS-bandwidth CPU schedulers, guest
+programs, VMM-bypass and SR-IOV adapters, CQ rings, IBMon.
+
+Build a :class:`Scenario` (TOML, see docs/host.md), :func:`run` it, read the
+results as pandas DataFrames:
+
+>>> from ibcloud.host import EXAMPLE, Scenario, run
+>>> r = run(Scenario.from_text(EXAMPLE))
+>>> int(round(r.workloads().loc[0, "mib_s"], -1))   # calibration target: 930 MB/s
+930
+>>> sorted(r.samples().columns)[:3]
+['bytes', 'cpu_pct', 'cqes']
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import pandas as pd
+
+from ibcloud import _native
+from ibcloud.host.scenario import EXAMPLE, Scenario, locate
+
+__all__ = ["EXAMPLE", "HostResult", "Scenario", "locate", "run"]
+
+PS = 1e-12
+
+
+@functools.lru_cache(maxsize=1)
+def _example() -> "HostResult":
+    """The result of :data:`EXAMPLE` (shared by the examples below)."""
+    return run(Scenario.from_text(EXAMPLE))
+
+
+class HostResult:
+    """Results of one run: per-VM time series, per-request latencies,
+    workload summaries, controller actions and reports.
+
+    >>> _example().vm_names
+    ['vm1', 'peer']
+    """
+
+    def __init__(self, raw: Dict[str, Any]):
+        self.raw = raw
+        self.vm_names: List[str] = raw["vms"]
+
+    @property
+    def end_s(self) -> float:
+        """Simulated end time (s).
+
+        >>> round(_example().end_s, 6)
+        0.05
+        """
+        return self.raw["end"] * PS
+
+    @property
+    def events(self) -> int:
+        """Host + network events processed.
+
+        >>> _example().events > 10000
+        True
+        """
+        return int(self.raw["events"])
+
+    def samples(self) -> pd.DataFrame:
+        """Per VM and interval: time_s, vm, cpu_pct, bytes, mib_s, cqes,
+        ptime_s, latency_mean_us, requests.
+
+        >>> s = _example().samples()
+        >>> round(s[s.vm == "vm1"].cpu_pct.iloc[-1])   # the client busy-polls
+        100
+        """
+        df = pd.DataFrame(self.raw["samples"])
+        if df.empty:
+            return pd.DataFrame(columns=["time_s", "vm", "cpu_pct", "bytes", "mib_s", "cqes", "ptime_s",
+                                         "latency_mean_us", "requests"])
+        df["time_s"] = df.pop("time") * PS
+        df["vm"] = [self.vm_names[i] for i in df["vm"]]
+        dt = df.groupby("vm")["time_s"].diff().fillna(df["time_s"])
+        df["mib_s"] = df["bytes"] / dt.where(dt > 0, 1) / 1048576.0
+        df["ptime_s"] = df.pop("ptime") * PS
+        df["latency_mean_us"] = df.pop("latency_mean") * 1e-6
+        return df
+
+    def latencies(self) -> pd.DataFrame:
+        """Every request: vm, time_s (completion), latency_us (Nectere).
+
+        >>> list(_example().latencies().columns)
+        ['vm', 'time_s', 'latency_us']
+        """
+        rows = self.raw["latencies"]
+        return pd.DataFrame({
+            "vm": [self.vm_names[r[0]] for r in rows],
+            "time_s": [r[1] * PS for r in rows],
+            "latency_us": [r[2] * 1e-6 for r in rows],
+        })
+
+    def workloads(self) -> pd.DataFrame:
+        """One row per workload (completed, bytes, MiB/s, issue time, …).
+
+        >>> _example().workloads().loc[0, "kind"]
+        'rdma-write'
+        """
+        return pd.DataFrame(self.raw["workloads"])
+
+    def actions(self) -> pd.DataFrame:
+        """Every controller action: issued_s, applied_s, controller, vm, action, ok.
+
+        >>> len(_example().actions())
+        0
+        """
+        df = pd.DataFrame(self.raw["actions"])
+        if df.empty:
+            return pd.DataFrame(columns=["issued_s", "applied_s", "controller", "vm", "action", "ok"])
+        df["issued_s"] = df.pop("issued") * PS
+        df["applied_s"] = df.pop("applied") * PS
+        return df
+
+    def controllers(self) -> List[Dict[str, Any]]:
+        """The controllers' own reports (IBMon: per-VM averages, samples).
+
+        >>> _example().controllers()
+        []
+        """
+        return self.raw["controllers"]
+
+    def ibmon(self, which: int = 0) -> pd.DataFrame:
+        """IBMon samples of the ``which``-th IBMon controller.
+
+        >>> _example().ibmon().empty
+        True
+        """
+        reps = [c for c in self.controllers() if c.get("kind") == "ibmon"]
+        if not reps:
+            return pd.DataFrame(columns=["time_s", "vm", "interval_us", "cqes", "bytes", "raw_mib_s", "mib_s"])
+        df = pd.DataFrame(reps[which]["samples"])
+        if df.empty:
+            return df
+        df["time_s"] = df.pop("time") * PS
+        df["interval_us"] = df.pop("interval") * 1e-6
+        df["vm"] = [self.vm_names[i] for i in df["vm"]]
+        return df
+
+    def summary(self) -> Dict[str, Any]:
+        """A JSON-able summary (what ``--json`` prints).
+
+        >>> _example().summary()["workloads"][0]["vm"]
+        'vm1'
+        """
+        return {
+            "end_s": self.end_s,
+            "events": self.events,
+            "workloads": self.raw["workloads"],
+            "actions": len(self.raw["actions"]),
+            "controllers": [{k: v for k, v in c.items() if k not in ("samples", "decisions")}
+                            for c in self.controllers()],
+        }
+
+    def write(self, out: Union[str, Path], plots: bool = True) -> List[Path]:
+        """Writes samples, latencies, workloads, actions (and IBMon samples)
+        as Parquet, summary.json, and PNG plots into ``out``.
+
+        >>> import tempfile
+        >>> sorted(p.name for p in _example().write(tempfile.mkdtemp(), plots=False))[:2]
+        ['actions.parquet', 'latencies.parquet']
+        """
+        d = Path(out)
+        d.mkdir(parents=True, exist_ok=True)
+        files = []
+        tables = {"samples": self.samples(), "latencies": self.latencies(), "workloads": self.workloads(),
+                  "actions": self.actions()}
+        if any(c.get("kind") == "ibmon" for c in self.controllers()):
+            tables["ibmon"] = self.ibmon()
+        for name, df in tables.items():
+            p = d / f"{name}.parquet"
+            df.to_parquet(p, index=False)
+            files.append(p)
+        p = d / "summary.json"
+        p.write_text(json.dumps(self.summary(), indent=2))
+        files.append(p)
+        if plots:
+            files.extend(self._plots(d))
+        return files
+
+    def _plots(self, d: Path) -> List[Path]:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        s = self.samples()
+        out = []
+        if s.empty:
+            return out
+        fig, axes = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+        for vm, g in s.groupby("vm"):
+            axes[0].plot(g["time_s"], g["mib_s"], label=vm)
+            axes[1].plot(g["time_s"], g["cpu_pct"], label=vm)
+        axes[0].set_ylabel("MiB/s completed")
+        axes[1].set_ylabel("CPU % (of one PCPU)")
+        axes[1].set_xlabel("simulated time (s)")
+        axes[0].legend(fontsize="small")
+        fig.tight_layout()
+        p = d / "timeseries.png"
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        out.append(p)
+        lat = self.latencies()
+        if not lat.empty:
+            fig, ax = plt.subplots(figsize=(6, 4))
+            for vm, g in lat.groupby("vm"):
+                ax.hist(g["latency_us"], bins=60, alpha=0.6, label=vm)
+            ax.set_xlabel("request latency (us)")
+            ax.legend(fontsize="small")
+            p = d / "latency.png"
+            fig.savefig(p, dpi=100)
+            plt.close(fig)
+            out.append(p)
+        return out
+
+
+def run(scenario: Union[Scenario, Dict[str, Any], str, Path],
+        progress: Optional[Callable[[float, float], None]] = None) -> HostResult:
+    """Checks and runs a scenario (a :class:`Scenario`, a dict, TOML text or
+    a path); ``progress(now_s, end_s)`` is called at every sample.
+
+    >>> r = run(EXAMPLE.replace('"64k"', '"2k"'))
+    >>> round(r.workloads().loc[0, "mib_s"])   # calibration target: 448 MB/s
+    448
+    """
+    if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario
+                                      and scenario.endswith(".toml")):
+        scenario = Scenario.load(scenario)
+    elif isinstance(scenario, str):
+        scenario = Scenario.from_text(scenario)
+    elif isinstance(scenario, dict):
+        scenario = Scenario(scenario)
+    scenario.check()
+    cb = None
+    if progress is not None:
+        cb = lambda now, end: progress(now * PS, end * PS)  # noqa: E731
+    raw = json.loads(_native.host_run(scenario.to_json(), cb))
+    return HostResult(raw)

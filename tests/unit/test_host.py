@@ -1,0 +1,163 @@
+"""ibcloud.host and ``ibcloud host run``: the documented examples run, bad
+scenarios are refused with file and line, and the reproductions run at a
+small size (the scheduler and model unit tests are in Rust)."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ibcloud.cli.main import main
+from ibcloud.host import EXAMPLE, Scenario, run
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "host.md"
+
+
+def _doc_examples():
+    return re.findall(r"```toml\n(.*?)```", DOCS.read_text(), re.S)
+
+
+def test_docs_have_an_example_per_workload():
+    kinds = {m for ex in _doc_examples() for m in re.findall(r'kind = "([a-z\-]+)"', ex)}
+    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon"} <= kinds
+
+
+@pytest.mark.parametrize("text", _doc_examples())
+def test_doc_examples_run(text):
+    r = run(Scenario.from_text(text, "docs/host.md"))
+    w = r.workloads()
+    assert (w["completed"] > 0).all()
+    s = r.samples()
+    assert set(s["vm"]) == set(r.vm_names)
+    if "cap = 50" in text:
+        tx = s[s.vm == "tx"]
+        # The CFS quota holds the sender to 50 % of a CPU per 100 ms period.
+        assert tx["cpu_pct"].mean() == pytest.approx(50, abs=6)
+    if "ibmon" in text:
+        rep = r.controllers()[0]
+        assert rep["overhead_model"].startswith("none")
+        assert rep["vms"][0]["average_mib_s"] == pytest.approx(w.loc[0, "mib_s"], rel=0.1)
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("old,new,line,what", [
+    ("depth = 16", "depht = 16", 24, "unknown field `depht`"),
+    ('vm = "vm1"', 'vm = "vm9"', 21, "unknown VM 'vm9'"),
+    ('host = "A"\n\n[[vms]]', 'host = "A"\ncap = 150\n\n[[vms]]', 14, "cap 150"),
+    ('host = "A"\n\n[[vms]]', 'host = "A"\nweight = 0\n\n[[vms]]', 14, "weight 0"),
+    ('duration = "50ms"', 'duration = "-5ms"', 1, "negative"),
+    ('duration = "50ms"', 'duration = "fifty"', 1, "cannot read duration"),
+    ('host = "A"\n\n[[vms]]', 'host = "A"\ncq-entries = 8\n\n[[vms]]', 25, "smaller than"),
+    ("depth = 16", 'depth = 16\niterations = 100\nthrottle = "1ms"', 25, "never finish"),
+    ('kind = "rdma-write"', 'kind = "rdma-teleport"', 20, "unknown workload"),
+    ('name = "A"\npcpus = 8', 'name = "A"\npcpus = 8\n[hosts.adapter]\nkind = "sriov"\nvfs = 0', 9, "VFs"),
+])
+def test_bad_scenarios_name_file_and_line(tmp_path, capsys, old, new, line, what):
+    assert old in EXAMPLE
+    p = _write(tmp_path, EXAMPLE.replace(old, new, 1))
+    assert main(["host", "run", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ibcloud: error: {p}:{line}:"), err
+    assert what in err
+
+
+def test_sriov_vf_limit(tmp_path, capsys):
+    text = EXAMPLE.replace('name = "A"\npcpus = 8', 'name = "A"\npcpus = 8\n[hosts.adapter]\nkind = "sriov"\nvfs = 1')
+    text += '\n[[vms]]\nname = "extra"\nhost = "A"\n'
+    p = _write(tmp_path, text)
+    assert main(["host", "run", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "has 1 VFs" in err and ":31:" in err, err
+
+
+def test_cli_writes_tables_and_json(tmp_path, capsys):
+    p = _write(tmp_path, EXAMPLE)
+    out = tmp_path / "out"
+    assert main(["host", "run", str(p), "--out", str(out), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["workloads"][0]["mib_s"] == pytest.approx(930, abs=5)
+    for f in ("samples.parquet", "latencies.parquet", "workloads.parquet", "actions.parquet", "summary.json",
+              "timeseries.png"):
+        assert (out / f).exists(), f
+
+
+def test_event_budget_stops_the_run(tmp_path, capsys):
+    p = _write(tmp_path, "max-events = 1000\n" + EXAMPLE)
+    assert main(["host", "run", str(p)]) == 2
+    assert "max-events" in capsys.readouterr().err
+
+
+def test_same_seed_same_result():
+    a = run(EXAMPLE).raw
+    b = run(EXAMPLE).raw
+    assert a["samples"] == b["samples"] and a["events"] == b["events"]
+
+
+def test_reproduce_thrashing_small(capsys):
+    from ibcloud.host import thrashing
+    import argparse
+
+    p = argparse.ArgumentParser()
+    thrashing.configure(p)
+    status = thrashing.run(p.parse_args(["--phases", "1", "--mb-requests", "120", "--no-fig12", "--no-fig13"]))
+    out = capsys.readouterr().out
+    assert status in (0, 1)
+    assert "calibration" in out and "prediction" in out and "construction" in out
+    assert re.search(r"50:50 +2 KB MB/s +188\.77", out)
+
+
+def test_reproduce_ibmon_small(capsys):
+    from ibcloud.host import ibmon
+    import argparse
+
+    p = argparse.ArgumentParser()
+    ibmon.configure(p)
+    status = ibmon.run(p.parse_args(["--iterations", "200", "--intervals", "2,1000", "--sizes", "64k"]))
+    out = capsys.readouterr().out
+    assert status in (0, 1)
+    assert "[ok] R1-plateau-64k" in out  # Δ = 2 us reports the link maximum
+    assert "zero by construction" in out or "0 by construction" in out
+
+
+def test_scenario_checker_never_crashes_on_mutations():
+    """Seeded random edits of the example (retyped values, unknown keys,
+    deleted lines): every outcome is a valid scenario or a ParseError that
+    names the file and a line — never another exception."""
+    import random
+
+    from ibcloud.exceptions import ParseError
+
+    rng = random.Random(4)
+    values = ['"x"', "-1", "0", "1e9", "true", '"-3ms"', '"64q"', "[1, 2]", '{a = 1}', '"1s"', "70000", '""']
+    lines = EXAMPLE.splitlines()
+    for _ in range(150):
+        ls = list(lines)
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(ls))
+            op = rng.random()
+            if op < 0.5 and "=" in ls[i]:
+                ls[i] = ls[i].split("=")[0] + "= " + rng.choice(values)
+            elif op < 0.8:
+                ls.insert(i + 1, f"{rng.choice(['depth', 'cap', 'weight', 'bogus', 'pin', 'quota', 'vfs'])} = "
+                                 f"{rng.choice(values)}")
+            else:
+                del ls[i]
+        text = "\n".join(ls) + "\n"
+        try:
+            Scenario.from_text(text, "m.toml").check()
+        except ParseError as err:
+            assert re.match(r"m\.toml:\d+: ", str(err)), str(err)
+
+
+def test_memory_budget_stops_the_run(tmp_path, capsys):
+    text = "max-samples = 10\n" + EXAMPLE.replace('kind = "rdma-write"', 'kind = "nectere"').replace(
+        "depth = 16", "depth = 1")
+    p = _write(tmp_path, text)
+    assert main(["host", "run", str(p)]) == 2
+    assert "max-samples" in capsys.readouterr().err
