@@ -17,7 +17,12 @@
 //! (the sweep state machine), [`control`] (the local control socket).
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub mod discover;
 pub mod error;
+pub mod mads;
+pub mod program;
+pub mod sm;
+pub mod transport;
 #[allow(unsafe_code)]
 pub mod umad;
 pub mod wire;

@@ -93,7 +93,9 @@ impl UmadPort {
         // across the get/release pair; `name_ptr` is null or a live CString.
         let local = unsafe {
             if umad_init() < 0 {
-                return Err(SmError::Umad("umad_init failed (no InfiniBand stack or shim?)".into()));
+                return Err(SmError::Umad(
+                    "umad_init failed (no InfiniBand stack or shim?)".into(),
+                ));
             }
             if umad_get_port(name_ptr, port as c_int, raw.as_mut_ptr().cast()) < 0 {
                 return Err(SmError::Umad(format!(
@@ -140,17 +142,27 @@ impl UmadPort {
     /// Sends one 256-byte SMP; `directed` picks the DR agent and the
     /// permissive DLID, otherwise it goes to `dlid`.
     #[allow(unsafe_code)]
-    pub fn send(&mut self, mad: &[u8; crate::wire::SMP_LEN], directed: bool, dlid: u16) -> Result<(), SmError> {
+    pub fn send(
+        &mut self,
+        mad: &[u8; crate::wire::SMP_LEN],
+        directed: bool,
+        dlid: u16,
+        timeout_ms: i32,
+    ) -> Result<(), SmError> {
         self.send_buf[..self.hdr].fill(0);
         self.send_buf[self.hdr..].copy_from_slice(mad);
-        let agent = if directed { self.agent_dr } else { self.agent_lid };
+        let agent = if directed {
+            self.agent_dr
+        } else {
+            self.agent_lid
+        };
         let dlid = if directed { 0xffff } else { dlid as c_int };
         // SAFETY: send_buf holds umad_size() header bytes plus the MAD.
         let r = unsafe {
             let p: *mut c_void = self.send_buf.as_mut_ptr().cast();
             umad_set_addr(p, dlid as c_int, QP0, 0, 0);
             // Our own timeouts and retries (the shim ignores the kernel's).
-            umad_send(self.fd, agent, p, mad.len() as c_int, 0, 0)
+            umad_send(self.fd, agent, p, mad.len() as c_int, timeout_ms, 0)
         };
         if r < 0 {
             return Err(SmError::Umad(format!("umad_send failed ({r})")));
@@ -158,9 +170,9 @@ impl UmadPort {
         Ok(())
     }
 
-    /// Waits up to `timeout_ms` for one MAD: `(status, bytes)`, or None.
+    /// Waits up to `timeout_ms` for one MAD: `(status, source LID, bytes)`, or None.
     #[allow(unsafe_code)]
-    pub fn recv(&mut self, timeout_ms: i32) -> Option<(i32, [u8; crate::wire::SMP_LEN])> {
+    pub fn recv(&mut self, timeout_ms: i32) -> Option<(i32, u16, [u8; crate::wire::SMP_LEN])> {
         let mut len: c_int = self.recv_buf.len() as c_int;
         // SAFETY: recv_buf is umad_size() + 256 bytes and `len` says so.
         let (r, status, mad_ptr) = unsafe {
@@ -175,7 +187,9 @@ impl UmadPort {
         let off = if off == self.hdr { off } else { self.hdr };
         let mut out = [0u8; crate::wire::SMP_LEN];
         out.copy_from_slice(&self.recv_buf[off..off + crate::wire::SMP_LEN]);
-        Some((status, out))
+        // ib_user_mad_t: five u32, then ib_mad_addr_t {qpn, qkey, lid (be16)}.
+        let slid = u16::from_be_bytes([self.recv_buf[28], self.recv_buf[29]]);
+        Some((status, slid, out))
     }
 }
 

@@ -526,7 +526,10 @@ mod tests {
         assert_eq!(out[37], 0x40);
         assert_eq!(out[62], 0x2f);
         b[62] = 0;
-        assert_eq!(PortInfoRepr::parse(&b).unwrap().rate().unwrap().to_string(), "4xQDR");
+        assert_eq!(
+            PortInfoRepr::parse(&b).unwrap().rate().unwrap().to_string(),
+            "4xQDR"
+        );
         b[32] = 0x49;
         assert!(PortInfoRepr::parse(&b).is_err());
     }
@@ -539,7 +542,10 @@ mod tests {
         b[11] = (18 << 3) | 0x04 | 0x01;
         b[16] = 0x08;
         let mut r = SwitchInfoRepr::parse(&b).unwrap();
-        assert_eq!((r.linear_fdb_cap, r.linear_fdb_top, r.life_time), (0xc000, 64, 18));
+        assert_eq!(
+            (r.linear_fdb_cap, r.linear_fdb_top, r.life_time),
+            (0xc000, 64, 18)
+        );
         assert!(r.port_state_change && r.enhanced_port0);
         r.linear_fdb_top = 360;
         let mut out = [0u8; SMP_DATA_LEN];

@@ -5,7 +5,7 @@ pub mod attrs;
 pub mod smp;
 
 pub use attrs::{
-    LftBlockRepr, LinkState, NodeDescriptionRepr, NodeInfoRepr, NodeType, PortInfoRepr,
-    SmInfoRepr, SmState, SwitchInfoRepr,
+    LftBlockRepr, LinkState, NodeDescriptionRepr, NodeInfoRepr, NodeType, PortInfoRepr, SmInfoRepr,
+    SmState, SwitchInfoRepr,
 };
 pub use smp::{attr, Route, Smp, SmpRepr, SMP_DATA_LEN, SMP_LEN};

@@ -309,7 +309,10 @@ impl SmpRepr {
 
     /// Parses an SMP, checking versions, class and path lengths.
     pub fn parse<T: AsRef<[u8]>>(smp: &Smp<T>) -> Result<Self, WireError> {
-        let bad = |problem: String| WireError::Malformed { what: "SMP", problem };
+        let bad = |problem: String| WireError::Malformed {
+            what: "SMP",
+            problem,
+        };
         if smp.base_version() != 1 {
             return Err(bad(format!("base version {}", smp.base_version())));
         }
@@ -327,7 +330,11 @@ impl SmpRepr {
                 (Route::Directed(path), word & 0x7fff, word & 0x8000 != 0)
             }
             CLASS_SMI_LID => (Route::Lid(0), word, false),
-            c => return Err(bad(format!("management class 0x{c:02x} is not an SMP class"))),
+            c => {
+                return Err(bad(format!(
+                    "management class 0x{c:02x} is not an SMP class"
+                )))
+            }
         };
         let mut data = [0u8; SMP_DATA_LEN];
         data.copy_from_slice(smp.data());
