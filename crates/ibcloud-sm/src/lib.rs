@@ -20,6 +20,7 @@
 pub mod discover;
 pub mod error;
 pub mod mads;
+pub mod memfabric;
 pub mod program;
 pub mod sm;
 pub mod transport;
