@@ -16,7 +16,7 @@ use crate::transport::Transport;
 use crate::wire::{
     attr, NodeDescriptionRepr, NodeInfoRepr, NodeType, PortInfoRepr, Route, SmpRepr, SwitchInfoRepr,
 };
-use ibcloud_fabric::{Fabric, FabricBuilder, Guid, LinkRate, NodeKind, NodeSpec, PortRef};
+use ibcloud_fabric::{Fabric, FabricBuilder, Guid, NodeKind, NodeSpec, PortRef};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One node as the SM saw it.
@@ -131,8 +131,8 @@ pub fn discover<T: Transport>(mads: &mut Mads<T>) -> Result<Discovery, SmError> 
             } else {
                 port
             };
-            if !node.routes.contains_key(&key) {
-                node.routes.insert(key, probe.path.clone());
+            if let std::collections::btree_map::Entry::Vacant(e) = node.routes.entry(key) {
+                e.insert(probe.path.clone());
                 if info.node_type != NodeType::Switch {
                     node.port_guids.insert(port, info.port_guid);
                 }
@@ -272,7 +272,7 @@ pub fn to_fabric(d: &Discovery) -> Result<(Fabric, Vec<ibcloud_fabric::NodeId>),
             .ports
             .get(&pa)
             .and_then(|p| p.rate())
-            .unwrap_or_else(LinkRate::default);
+            .unwrap_or_default();
         b.connect(PortRef::new(ids[a], pa), PortRef::new(ids[bn], pb), rate)?;
     }
     Ok((b.build(), ids))

@@ -17,6 +17,7 @@
 //! (the sweep state machine), [`control`] (the local control socket).
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub mod control;
 pub mod discover;
 pub mod error;
 pub mod mads;

@@ -351,9 +351,11 @@ impl<T: Transport> Mads<T> {
         };
         match (smp.method, smp.attr_id) {
             (smp::METHOD_GET, attr::SM_INFO) => {
-                let Some(info) = self.sm_info.clone() else {
+                let Some(mut info) = self.sm_info.clone() else {
                     return;
                 };
+                // As OpenSM does, ActCount is the number of SMPs sent so far.
+                info.act_count = self.counters.total_sent as u32;
                 let mut resp = smp.clone();
                 resp.method = smp::METHOD_GET_RESP;
                 resp.returning = true;

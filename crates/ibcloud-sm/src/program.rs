@@ -88,6 +88,7 @@ fn diff(
 
 /// Sends the LFT blocks of `tables` that differ from what the switches hold.
 /// `ids[i]` is the fabric node of discovery node `i`.
+#[allow(clippy::too_many_arguments)]
 pub fn program_lfts<T: Transport>(
     mads: &mut Mads<T>,
     d: &Discovery,
@@ -266,10 +267,9 @@ pub fn bring_up<T: Transport>(
                 }
                 let mut data = [0u8; SMP_DATA_LEN];
                 want.emit(&mut data);
-                let modifier = if is_switch { p as u32 } else { p as u32 };
                 reqs.push(Request::set(
                     attr::PORT_INFO,
-                    modifier,
+                    p as u32,
                     route(d, i, p),
                     data,
                 ));

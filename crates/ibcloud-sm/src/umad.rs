@@ -12,6 +12,15 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_void, CString};
 /// Well-known QP0 (SMI) Q_Key is 0; SMPs always go to QP0.
 const QP0: c_int = 0;
 
+// libc's `open`/`close` (not Rust's `open64`): the umad2sim shim wraps
+// exactly these, and the issm device must be opened through them.
+extern "C" {
+    fn open(path: *const c_char, flags: c_int, ...) -> c_int;
+    fn close(fd: c_int) -> c_int;
+}
+
+const O_RDWR: c_int = 2;
+
 #[link(name = "libibumad.so.3", kind = "dylib", modifiers = "+verbatim")]
 extern "C" {
     fn umad_init() -> c_int;
@@ -32,6 +41,12 @@ extern "C" {
         retries: c_int,
     ) -> c_int;
     fn umad_recv(portid: c_int, umad: *mut c_void, length: *mut c_int, timeout_ms: c_int) -> c_int;
+    fn umad_get_issm_path(
+        ca_name: *const c_char,
+        portnum: c_int,
+        path: *mut c_char,
+        max: c_int,
+    ) -> c_int;
     fn umad_register(
         portid: c_int,
         mgmt_class: c_int,
@@ -69,6 +84,9 @@ pub struct UmadPort {
     agent_dr: c_int,
     /// Agent of class 0x01 (LID routed).
     agent_lid: c_int,
+    /// The issm device held open: marks the port as an SM's (IsSM), so
+    /// requests to the SM (SMInfo, traps) are delivered to it.
+    issm_fd: c_int,
     hdr: usize,
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
@@ -127,11 +145,39 @@ impl UmadPort {
                 "umad_register of the SMI classes failed ({agent_dr}, {agent_lid}); is another SM running?"
             )));
         }
+        let mut issm = vec![0u8; 256];
+        // SAFETY: `issm` has 256 bytes and the call is told so; the path it
+        // writes is NUL-terminated; open/close are plain libc calls.
+        let issm_fd = unsafe {
+            if umad_get_issm_path(
+                name_ptr,
+                local.portnum as c_int,
+                issm.as_mut_ptr().cast(),
+                255,
+            ) < 0
+            {
+                umad_close_port(fd);
+                return Err(SmError::Umad("umad_get_issm_path failed".into()));
+            }
+            open(issm.as_ptr().cast(), O_RDWR)
+        };
+        if issm_fd < 0 {
+            // SAFETY: fd is open.
+            unsafe { umad_close_port(fd) };
+            let path =
+                String::from_utf8_lossy(&issm[..issm.iter().position(|&c| c == 0).unwrap_or(0)])
+                    .into_owned();
+            return Err(SmError::Umad(format!(
+                "cannot open {path} ({}): another SM holds this port's SM device",
+                std::io::Error::last_os_error()
+            )));
+        }
         let size = hdr + crate::wire::SMP_LEN;
         Ok(Self {
             fd,
             agent_dr,
             agent_lid,
+            issm_fd,
             hdr,
             send_buf: vec![0; size],
             recv_buf: vec![0; size],
@@ -196,8 +242,11 @@ impl UmadPort {
 impl Drop for UmadPort {
     #[allow(unsafe_code)]
     fn drop(&mut self) {
-        // SAFETY: fd was opened by umad_open_port and is closed once.
-        unsafe { umad_close_port(self.fd) };
+        // SAFETY: fd was opened by umad_open_port, issm_fd by open; each is closed once.
+        unsafe {
+            close(self.issm_fd);
+            umad_close_port(self.fd);
+        }
     }
 }
 

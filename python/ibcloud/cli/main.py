@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ibcloud.cli import (
         analyze, campaign, consolidate, event, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch,
     )
+    from ibcloud.cli import sm
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     vswitch.register(commands)
     campaign.register(commands)
     sa.register(commands)
+    sm.register(commands)
     return parser
 
 
