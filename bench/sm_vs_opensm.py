@@ -79,7 +79,7 @@ def main() -> int:
     ap.add_argument("--workdir", type=Path, default=Path("out/bench-sm"))
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    console = Console()
+    console = Console(width=160)
     rows = []
     for preset in args.presets:
         net = args.workdir / f"{preset}.net"

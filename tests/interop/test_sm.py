@@ -58,6 +58,26 @@ def test_bring_up_tables_equal_ibcloud_route_and_tools_agree(tmp_path: Path, pre
     assert summary["counters"]["timeouts"] == 0 and summary["counters"]["retries"] == 0
 
 
+def test_virtualized_fabric_brought_up_with_vswitch_ftree(tmp_path: Path) -> None:
+    from ibcloud.vswitch import VirtualFabric
+
+    built = VirtualFabric.virtualize(Fabric.generate("4-ary-2-full"), vfs=2, scheme="prepopulated")
+    for h in range(0, built.num_hypervisors, 3):
+        built.boot_vm(f"vm{h}", f"#{h}")
+    net = tmp_path / "virtual.net"
+    built.fabric().write(net)
+    with IbSim(net) as sim:
+        summary = _bring_up(sim, "vswitch-ftree", tmp_path / "dumps")
+        seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
+        read_back = ibroute_tables(sim, seen)
+    b = summary["bring_up"]
+    assert b["engine"] == "vswitch-ftree" and b["program"]["failures"] == [] and b["unreachable"] == [], b
+    assert seen.topology_difference(built.fabric()) is None
+    # vSwitches included: 12 physical switches + 32 vSwitches, every VF with a LID (prepopulated).
+    assert (b["switches"], b["cas"]) == (44, 96) and b["max_lid"] == 140
+    assert read_back == route(seen, "vswitch-ftree").tables
+
+
 def test_daemon_control_socket_log_and_differential_resweep(tmp_path: Path) -> None:
     net = _net(tmp_path, "4-ary-2-full")
     with IbSim(net) as sim, SmDaemon(sim, engine="minhop") as sm:
