@@ -50,7 +50,7 @@ def _opensm(net: Path, engine: str) -> dict:
             up = next(_stamp_seconds(l) for l in lines if "SUBNET UP" in l)
             out = sim.run_client(["sminfo"]).stdout
             act = int(re.search(r"activity count (\d+)", out).group(1))
-            used = re.search(r"building routing with '([^']+)'", "\n".join(lines))
+            used = re.search(r"(\S+) tables configured on all switches", "\n".join(lines))
     return {"seconds": up - stamps[0], "launch_to_up": launch_to_up, "smps": act,
             "engine_used": used.group(1) if used else None}
 

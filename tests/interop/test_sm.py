@@ -105,3 +105,39 @@ def test_daemon_control_socket_log_and_differential_resweep(tmp_path: Path) -> N
     lft = [x for x in lines if x["kind"] == "Set LinearForwardingTable"]
     assert len(lft) == first["program"]["smps"]["Set LinearForwardingTable"]
     assert all(x["target"].startswith("0") and x["attr_mod"] == 0 for x in lft)
+
+
+def test_sa_flooder_against_ibclouds_sa(tmp_path: Path) -> None:
+    """The existing SA flooder (python -m ibcloud.sa.flood) against ibcloud's
+    SA: every SubnAdmGet(PathRecord) answer carries what our resolution
+    finds on the tables the SM programmed, with Paper I's caching flag."""
+    import random
+    import subprocess
+
+    from ibcloud.sa import expected_answers
+    from ibcloud.tables import read_lfts
+
+    net = _net(tmp_path, "4-ary-2-full")
+    with IbSim(net) as sim, SmDaemon(sim, engine="ftree", args=["--sa-caching"]) as sm:
+        fabric = Fabric.read(sm.dump_dir / "fabric.topo")
+        tables = read_lfts(sm.dump_dir / "opensm-lfts.dump", fabric)
+        lids = sorted(n["lid"] for n in fabric.nodes() if n["kind"] == "ca")
+        rng = random.Random(5)
+        pairs = [(rng.choice(lids), rng.choice(lids)) for _ in range(500)]
+        expected, problems = expected_answers(tables, pairs)
+        assert problems == []
+        runs = []
+        for window in (1, 8):
+            spec, out = sim.workdir / f"flood{window}.json", sim.workdir / f"flood{window}.out.json"
+            spec.write_text(json.dumps({"pairs": pairs, "expected": [[*k, *v] for k, v in expected.items()],
+                                        "window": window, "duration": 1.0, "timeout_ms": 1000}))
+            subprocess.run([sys.executable, "-m", "ibcloud.sa.flood", str(spec), str(out)], cwd=sim.workdir,
+                           env=sim.client_env(), capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+            runs.append(json.loads(out.read_text()))
+        counters = sm.ctl("counters")["result"]
+    for run in runs:
+        assert "error" not in run, run
+        assert run["answered"] > 50 and run["valid"] == run["answered"], run
+        assert run["caching_flag"] == run["answered"], run
+        assert all(run[k] == 0 for k in ("mismatched", "malformed", "unmatched", "status_errors", "send_errors", "timeouts")), run
+    assert counters["sa_answered"] >= sum(r["answered"] for r in runs)

@@ -30,7 +30,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (engine, *, lmc=0, guid2lid=None, dump_dir=None, smp_log=None, socket=None,
     sweep_interval=10.0, once=false, timeout_ms=200, retries=3, window=4, read_lfts=false,
-    ca=None, port=0, priority=0))]
+    ca=None, port=0, priority=0, sa=true, sa_caching=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sm_run(
     py: Python<'_>,
@@ -49,6 +49,8 @@ pub(crate) fn sm_run(
     ca: Option<String>,
     port: u32,
     priority: u8,
+    sa: bool,
+    sa_caching: bool,
 ) -> PyResult<String> {
     if !(sweep_interval.is_finite() && sweep_interval > 0.0) {
         return Err(SmError::new_err(format!(
@@ -70,6 +72,8 @@ pub(crate) fn sm_run(
         read_unknown_lfts: read_lfts,
         dump_dir,
         priority: priority.min(15),
+        sa,
+        sa_caching,
     };
     let options = DaemonOptions {
         socket,

@@ -23,6 +23,7 @@ pub mod error;
 pub mod mads;
 pub mod memfabric;
 pub mod program;
+pub mod sa;
 pub mod sm;
 pub mod transport;
 #[allow(unsafe_code)]

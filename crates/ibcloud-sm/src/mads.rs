@@ -9,7 +9,7 @@
 //! programming phase never leaves them unanswered.
 
 use crate::error::SmError;
-use crate::transport::Transport;
+use crate::transport::{Received, Transport};
 use crate::wire::{attr, smp, Route, SmInfoRepr, SmpRepr};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -105,6 +105,10 @@ pub struct Counters {
     pub traps: u64,
     /// SMInfo queries answered.
     pub sminfo_answered: u64,
+    /// SA requests received.
+    pub sa_requests: u64,
+    /// SA answers sent.
+    pub sa_answered: u64,
 }
 
 #[derive(Serialize)]
@@ -139,7 +143,12 @@ pub struct Mads<T: Transport> {
     pub pending_traps: Vec<(u16, u16)>,
     /// SMInfo of other SMs that queried us (their GUIDs).
     pub other_sms: Vec<u64>,
+    /// Answers SA requests (set by the SM once the subnet is routed).
+    pub sa: Option<SaHook>,
 }
+
+/// Turns one SA request MAD into the answer MAD.
+pub type SaHook = Box<dyn FnMut(&[u8; 256]) -> Option<[u8; 256]> + Send>;
 
 impl<T: Transport> std::fmt::Debug for Mads<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -163,6 +172,7 @@ impl<T: Transport> Mads<T> {
             sm_info: None,
             pending_traps: Vec::new(),
             other_sms: Vec::new(),
+            sa: None,
         }
     }
 
@@ -245,8 +255,10 @@ impl<T: Transport> Mads<T> {
             let now = Instant::now();
             let next = flying.values().map(|f| f.deadline).min().unwrap_or(now);
             let wait = next.saturating_duration_since(now);
-            if let Some((bytes, slid)) = self.transport.recv(wait) {
-                self.receive(&bytes, slid, reqs, &mut flying, &mut out);
+            if let Some(got) = self.transport.recv(wait) {
+                if !self.serve_sa(&got) {
+                    self.receive(&got.mad, got.slid, reqs, &mut flying, &mut out);
+                }
                 continue;
             }
             // Deadlines passed: resend or give up.
@@ -342,6 +354,27 @@ impl<T: Transport> Mads<T> {
         out[f.idx] = Some(Ok(smp));
     }
 
+    /// An SA request (class 0x03): answered by the SA hook, if any. Returns
+    /// whether the MAD was an SA MAD.
+    fn serve_sa(&mut self, got: &Received) -> bool {
+        if got.mad[1] != 0x03 {
+            return false;
+        }
+        if got.mad[3] & 0x80 != 0 {
+            return true; // a response to nothing we sent
+        }
+        self.counters.sa_requests += 1;
+        let Some(sa) = self.sa.as_mut() else {
+            return true;
+        };
+        if let Some(answer) = sa(&got.mad) {
+            if self.transport.send_gsi(&answer, got.slid, got.sqp).is_ok() {
+                self.counters.sa_answered += 1;
+            }
+        }
+        true
+    }
+
     /// Requests addressed to the SM: answer SMInfo Get, record traps.
     fn unsolicited(&mut self, smp: &SmpRepr, slid: u16) {
         // A LID-routed request is answered to the LID it came from.
@@ -395,8 +428,9 @@ impl<T: Transport> Mads<T> {
                 return;
             }
             match self.transport.recv(left) {
-                Some((bytes, slid)) => match SmpRepr::parse_bytes(&bytes) {
-                    Ok(s) if !s.is_response() => self.unsolicited(&s, slid),
+                Some(got) if self.serve_sa(&got) => {}
+                Some(got) => match SmpRepr::parse_bytes(&got.mad) {
+                    Ok(s) if !s.is_response() => self.unsolicited(&s, got.slid),
                     Ok(_) => self.counters.late += 1,
                     Err(_) => self.counters.malformed += 1,
                 },

@@ -344,13 +344,17 @@ impl Transport for MemFabric {
         Ok(())
     }
 
-    fn recv(&mut self, timeout: Duration) -> Option<([u8; SMP_LEN], u16)> {
+    fn recv(&mut self, timeout: Duration) -> Option<crate::transport::Received> {
         let a = self.answers.pop_front();
         if a.is_none() {
             // Nothing will come: let the time pass, as on a real port.
             std::thread::sleep(timeout);
         }
-        a.map(|a| (a, 0))
+        a.map(|mad| crate::transport::Received {
+            mad,
+            slid: 0,
+            sqp: 0,
+        })
     }
 
     fn local_port(&self) -> (u64, u8) {

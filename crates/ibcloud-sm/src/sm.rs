@@ -47,6 +47,10 @@ pub struct SmConfig {
     pub dump_dir: Option<PathBuf>,
     /// SM priority reported in SMInfo.
     pub priority: u8,
+    /// Answer SubnAdmGet(PathRecord) (the SA).
+    pub sa: bool,
+    /// Set Paper I's caching flag in the SA's PathRecords.
+    pub sa_caching: bool,
 }
 
 impl Default for SmConfig {
@@ -59,6 +63,8 @@ impl Default for SmConfig {
             read_unknown_lfts: false,
             dump_dir: None,
             priority: 0,
+            sa: true,
+            sa_caching: false,
         }
     }
 }
@@ -233,10 +239,10 @@ impl<T: Transport> SubnetManager<T> {
             ibcloud_routing::registry::engine(&self.config.engine, &EngineOptions::default())
                 .and_then(|e| e.route(&fabric));
         report.routing_seconds = t_route.elapsed().as_secs_f64();
-        let tables = match routed {
+        let (tables, sls) = match routed {
             Ok(r) => {
                 report.engine = Some(self.config.engine.clone());
-                r.tables
+                (r.tables, r.path_sls)
             }
             Err(e) => {
                 report.routing_error = Some(e.to_string());
@@ -273,6 +279,15 @@ impl<T: Transport> SubnetManager<T> {
             priority: self.config.priority,
             state: SmState::Master,
         });
+        if self.config.sa {
+            let service = crate::sa::SaService::new(
+                fabric.clone(),
+                tables.clone(),
+                sls,
+                self.config.sa_caching,
+            );
+            self.mads.sa = Some(Box::new(move |req| service.answer(req)));
+        }
         self.heavy_sweeps += 1;
         report.total_smps = self.mads.counters.total_sent - sent0;
         report.seconds = t0.elapsed().as_secs_f64();

@@ -16,10 +16,26 @@ pub trait Transport {
         route: &Route,
         timeout: Duration,
     ) -> Result<(), SmError>;
-    /// Waits up to `timeout` for one MAD and its source LID; None when nothing came.
-    fn recv(&mut self, timeout: Duration) -> Option<([u8; SMP_LEN], u16)>;
+    /// Waits up to `timeout` for one MAD; None when nothing came.
+    fn recv(&mut self, timeout: Duration) -> Option<Received>;
+    /// Sends a GSI MAD (an SA answer) to `dlid`, QP `dqp`. Transports
+    /// without a GSI drop it.
+    fn send_gsi(&mut self, _mad: &[u8; SMP_LEN], _dlid: u16, _dqp: u32) -> Result<(), SmError> {
+        Ok(())
+    }
     /// The SM's own port (GUID, port number).
     fn local_port(&self) -> (u64, u8);
+}
+
+/// One MAD received and where it came from.
+#[derive(Clone, Debug)]
+pub struct Received {
+    /// The 256 bytes.
+    pub mad: [u8; SMP_LEN],
+    /// Source LID (LID-routed and GSI MADs).
+    pub slid: u16,
+    /// Source QP.
+    pub sqp: u32,
 }
 
 /// SMPs through libibumad.
@@ -58,14 +74,18 @@ impl Transport for UmadTransport {
         )
     }
 
-    fn recv(&mut self, timeout: Duration) -> Option<([u8; SMP_LEN], u16)> {
+    fn send_gsi(&mut self, mad: &[u8; SMP_LEN], dlid: u16, dqp: u32) -> Result<(), SmError> {
+        self.port.send_gsi(mad, dlid, dqp)
+    }
+
+    fn recv(&mut self, timeout: Duration) -> Option<Received> {
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         loop {
-            let (status, slid, mad) = self.port.recv(ms)?;
+            let (status, slid, sqp, mad) = self.port.recv(ms)?;
             // A non-zero umad status is the kernel handing back a request it
             // timed out; our own timers handle that, so skip it.
             if status == 0 {
-                return Some((mad, slid));
+                return Some(Received { mad, slid, sqp });
             }
         }
     }

@@ -84,6 +84,8 @@ pub struct UmadPort {
     agent_dr: c_int,
     /// Agent of class 0x01 (LID routed).
     agent_lid: c_int,
+    /// Agent of class 0x03 (subnet administration, version 2).
+    agent_sa: c_int,
     /// The issm device held open: marks the port as an SM's (IsSM), so
     /// requests to the SM (SMInfo, traps) are delivered to it.
     issm_fd: c_int,
@@ -133,16 +135,17 @@ impl UmadPort {
         // SAFETY: fd is open; a null method mask is allowed (no unsolicited
         // methods). Requests to our port's SMI (SMInfo) are delivered by the
         // shim by class regardless.
-        let (agent_dr, agent_lid, hdr) = unsafe {
+        let (agent_dr, agent_lid, agent_sa, hdr) = unsafe {
             let dr = umad_register(fd, 0x81, 1, 0, std::ptr::null_mut());
             let lid = umad_register(fd, 0x01, 1, 0, std::ptr::null_mut());
-            (dr, lid, umad_size())
+            let sa = umad_register(fd, 0x03, 2, 1, std::ptr::null_mut());
+            (dr, lid, sa, umad_size())
         };
-        if agent_dr < 0 || agent_lid < 0 {
+        if agent_dr < 0 || agent_lid < 0 || agent_sa < 0 {
             // SAFETY: fd is open.
             unsafe { umad_close_port(fd) };
             return Err(SmError::Umad(format!(
-                "umad_register of the SMI classes failed ({agent_dr}, {agent_lid}); is another SM running?"
+                "umad_register of the SMI/SA classes failed ({agent_dr}, {agent_lid}, {agent_sa}); is another SM running?"
             )));
         }
         let mut issm = vec![0u8; 256];
@@ -177,6 +180,7 @@ impl UmadPort {
             fd,
             agent_dr,
             agent_lid,
+            agent_sa,
             issm_fd,
             hdr,
             send_buf: vec![0; size],
@@ -216,9 +220,31 @@ impl UmadPort {
         Ok(())
     }
 
-    /// Waits up to `timeout_ms` for one MAD: `(status, source LID, bytes)`, or None.
+    /// Sends a GSI MAD (an SA answer) to `dlid`/`dqp` with the GSI Q_Key.
     #[allow(unsafe_code)]
-    pub fn recv(&mut self, timeout_ms: i32) -> Option<(i32, u16, [u8; crate::wire::SMP_LEN])> {
+    pub fn send_gsi(
+        &mut self,
+        mad: &[u8; crate::wire::SMP_LEN],
+        dlid: u16,
+        dqp: u32,
+    ) -> Result<(), SmError> {
+        self.send_buf[..self.hdr].fill(0);
+        self.send_buf[self.hdr..].copy_from_slice(mad);
+        // SAFETY: send_buf holds umad_size() header bytes plus the MAD.
+        let r = unsafe {
+            let p: *mut c_void = self.send_buf.as_mut_ptr().cast();
+            umad_set_addr(p, dlid as c_int, dqp as c_int, 0, 0x8001_0000u32 as c_int);
+            umad_send(self.fd, self.agent_sa, p, mad.len() as c_int, 0, 0)
+        };
+        if r < 0 {
+            return Err(SmError::Umad(format!("umad_send (SA) failed ({r})")));
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout_ms` for one MAD: `(status, source LID, source QP, bytes)`, or None.
+    #[allow(unsafe_code)]
+    pub fn recv(&mut self, timeout_ms: i32) -> Option<(i32, u16, u32, [u8; crate::wire::SMP_LEN])> {
         let mut len: c_int = self.recv_buf.len() as c_int;
         // SAFETY: recv_buf is umad_size() + 256 bytes and `len` says so.
         let (r, status, mad_ptr) = unsafe {
@@ -235,7 +261,13 @@ impl UmadPort {
         out.copy_from_slice(&self.recv_buf[off..off + crate::wire::SMP_LEN]);
         // ib_user_mad_t: five u32, then ib_mad_addr_t {qpn, qkey, lid (be16)}.
         let slid = u16::from_be_bytes([self.recv_buf[28], self.recv_buf[29]]);
-        Some((status, slid, out))
+        let sqp = u32::from_be_bytes([
+            self.recv_buf[20],
+            self.recv_buf[21],
+            self.recv_buf[22],
+            self.recv_buf[23],
+        ]);
+        Some((status, slid, sqp, out))
     }
 }
 
