@@ -141,3 +141,47 @@ def test_sa_flooder_against_ibclouds_sa(tmp_path: Path) -> None:
         assert run["caching_flag"] == run["answered"], run
         assert all(run[k] == 0 for k in ("mismatched", "malformed", "unmatched", "status_errors", "send_errors", "timeouts")), run
     assert counters["sa_answered"] >= sum(r["answered"] for r in runs)
+
+
+def _next_sweep(sm: SmDaemon, done: int) -> dict:
+    """Waits (bounded) until the SM has done more than ``done`` heavy sweeps."""
+    import time
+
+    for _ in range(200):
+        status = sm.ctl("status")["result"]
+        if status["heavy_sweeps"] > done:
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"no heavy sweep after {done}: {status}")
+
+
+def test_link_failure_and_restore_seen_through_traps_and_rerouted(tmp_path: Path) -> None:
+    """A cable pulled through ibsim's console: ibsim sends trap 128, the SM
+    starts a heavy sweep, re-routes, and sends only LFT blocks that changed;
+    ibroute then reads back what `ibcloud route` computes on the fabric
+    ibnetdiscover sees. The restore brings the link back to ACTIVE."""
+    from ibcloud.sm.console import IbSimConsole
+
+    net = _net(tmp_path, "4-ary-2-full")
+    with IbSimConsole(net) as sim, SmDaemon(sim, engine="minhop", args=["--sweep-interval", "60"]) as sm:
+        first = sm.ctl("status")["result"]["last_sweep"]
+        leaf = next(n for n in Fabric.read(net).nodes() if n["description"] == "sw-L1-0001")
+        sim.command(f'Unlink "S-{leaf["guid"]:016x}"[5]')
+        status = _next_sweep(sm, 1)
+        after = status["last_sweep"]
+        assert "trap 128" in after["reason"], after["reason"]
+        assert after["links"] == first["links"] - 1 and after["program"]["failures"] == [], after
+        blocks = after["program"]["smps"].get("Set LinearForwardingTable", 0)
+        assert 0 < blocks <= after["switches"]
+        # Nothing else needs programming: ports and LIDs stay.
+        assert set(after["program"]["smps"]) <= {"Set LinearForwardingTable", "Set SwitchInfo"}, after["program"]
+        seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
+        assert seen.num_links == first["links"] - 1
+        assert ibroute_tables(sim, seen) == route(seen, "minhop").tables
+        # Restore: the relinked ports come up INIT; the SM brings them to ACTIVE.
+        sim.command(f'Relink "S-{leaf["guid"]:016x}"[5]')
+        sm.ctl("light")  # no trap on a relink: a light sweep finds the PortStateChange
+        back = _next_sweep(sm, status["heavy_sweeps"])["last_sweep"]
+        assert back["links"] == first["links"] and back["program"]["ports_activated"] == 2, back["program"]
+        seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
+        assert ibroute_tables(sim, seen) == route(seen, "minhop").tables
