@@ -5,7 +5,7 @@
 use crate::exceptions::IbcloudError;
 use ibcloud_sm::control::{run_daemon, DaemonOptions};
 use ibcloud_sm::mads::Reliability;
-use ibcloud_sm::sm::{SmConfig, SubnetManager};
+use ibcloud_sm::sm::{Reconfig, SmConfig, SubnetManager};
 use ibcloud_sm::transport::UmadTransport;
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (engine, *, lmc=0, guid2lid=None, dump_dir=None, smp_log=None, socket=None,
     sweep_interval=10.0, once=false, timeout_ms=200, retries=3, window=4, read_lfts=false,
-    ca=None, port=0, priority=0, sa=true, sa_caching=false))]
+    ca=None, port=0, priority=0, sa=true, sa_caching=false, reconfig="full"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sm_run(
     py: Python<'_>,
@@ -51,7 +51,9 @@ pub(crate) fn sm_run(
     priority: u8,
     sa: bool,
     sa_caching: bool,
+    reconfig: &str,
 ) -> PyResult<String> {
+    let reconfig = Reconfig::parse(reconfig).map_err(|e| SmError::new_err(e.to_string()))?;
     if !(sweep_interval.is_finite() && sweep_interval > 0.0) {
         return Err(SmError::new_err(format!(
             "sweep interval {sweep_interval} is not a positive number of seconds"
@@ -74,6 +76,7 @@ pub(crate) fn sm_run(
         priority: priority.min(15),
         sa,
         sa_caching,
+        reconfig,
     };
     let options = DaemonOptions {
         socket,

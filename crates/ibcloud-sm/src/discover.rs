@@ -232,11 +232,36 @@ pub fn discover<T: Transport>(mads: &mut Mads<T>) -> Result<Discovery, SmError> 
     Ok(d)
 }
 
-/// Builds ibcloud's fabric model from a discovery (no LIDs yet).
+/// Builds ibcloud's fabric model from a discovery (no LIDs yet), nodes in
+/// discovery order.
 pub fn to_fabric(d: &Discovery) -> Result<(Fabric, Vec<ibcloud_fabric::NodeId>), SmError> {
+    to_fabric_ordered(d, None)
+}
+
+/// As [`to_fabric`], but when `previous` holds exactly the discovered
+/// nodes, they keep its node ids (so old and new tables compare entry by
+/// entry, as the reconfiguration methods need).
+pub fn to_fabric_ordered(
+    d: &Discovery,
+    previous: Option<&Fabric>,
+) -> Result<(Fabric, Vec<ibcloud_fabric::NodeId>), SmError> {
+    let mut order: Vec<usize> = (0..d.nodes.len()).collect();
+    if let Some(prev) = previous {
+        let same = prev.num_nodes() == d.nodes.len()
+            && d.nodes
+                .iter()
+                .all(|n| prev.node_by_guid(Guid(n.info.node_guid)).is_some());
+        if same {
+            order.sort_by_key(|&i| {
+                prev.node_by_guid(Guid(d.nodes[i].info.node_guid))
+                    .map(|x| x.0)
+            });
+        }
+    }
     let mut b = FabricBuilder::with_capacity(d.nodes.len(), d.nodes.len() * 8);
-    let mut ids = Vec::with_capacity(d.nodes.len());
-    for n in &d.nodes {
+    let mut ids = vec![ibcloud_fabric::NodeId(0); d.nodes.len()];
+    for &i in &order {
+        let n = &d.nodes[i];
         let kind = match n.info.node_type {
             NodeType::Switch => NodeKind::Switch,
             NodeType::Ca => NodeKind::Ca,
@@ -265,7 +290,7 @@ pub fn to_fabric(d: &Discovery) -> Result<(Fabric, Vec<ibcloud_fabric::NodeId>),
         } else if let Some(si) = &n.switch_info {
             spec.enhanced_port0 = si.enhanced_port0;
         }
-        ids.push(b.add_node(spec)?);
+        ids[i] = b.add_node(spec)?;
     }
     for &((a, pa), (bn, pb)) in &d.links {
         let rate = d.nodes[a]

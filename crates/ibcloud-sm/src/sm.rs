@@ -15,7 +15,7 @@
 //! (one SMP each): a PortStateChange flag, a switch that stops answering or a
 //! pending trap starts a heavy sweep.
 
-use crate::discover::{discover, to_fabric, Discovery};
+use crate::discover::{discover, to_fabric_ordered, Discovery};
 use crate::error::SmError;
 use crate::mads::{Mads, Reliability, Request};
 use crate::program::{bring_up, Held, ProgramOptions, ProgramReport};
@@ -51,6 +51,33 @@ pub struct SmConfig {
     pub sa: bool,
     /// Set Paper I's caching flag in the SA's PathRecords.
     pub sa_caching: bool,
+    /// How a heavy sweep after a change re-routes.
+    pub reconfig: Reconfig,
+}
+
+/// How a heavy sweep re-routes a fabric it has routed before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum Reconfig {
+    /// The engine from scratch (OpenSM's behaviour).
+    #[default]
+    Full,
+    /// Paper IV's SlimUpdate (`ibcloud-reconfig`): keep the installed
+    /// up-port choices where they still work. Falls back to the engine when
+    /// nodes appeared or disappeared (node ids must match).
+    SlimUpdate,
+}
+
+impl Reconfig {
+    /// Parses `full` or `slimupdate`.
+    pub fn parse(s: &str) -> Result<Self, SmError> {
+        match s {
+            "full" => Ok(Self::Full),
+            "slimupdate" => Ok(Self::SlimUpdate),
+            o => Err(SmError::Refused(format!(
+                "unknown reconfiguration '{o}' (full, slimupdate)"
+            ))),
+        }
+    }
 }
 
 impl Default for SmConfig {
@@ -65,6 +92,7 @@ impl Default for SmConfig {
             priority: 0,
             sa: true,
             sa_caching: false,
+            reconfig: Reconfig::Full,
         }
     }
 }
@@ -100,6 +128,14 @@ pub struct SweepReport {
     pub total_smps: u64,
     /// Seconds from the start of the sweep to the last acknowledgement.
     pub seconds: f64,
+    /// How the tables were computed: the engine, or `slimupdate`.
+    pub method: String,
+    /// SlimUpdate's kept and moved up-port choices.
+    pub slimupdate_kept_moved: Option<(u64, u64)>,
+    /// LFT blocks whose entries differ between the previous tables and the
+    /// new ones (the model's count of the SMPs a differential update needs;
+    /// None on the first sweep or when node ids changed).
+    pub predicted_lft_blocks: Option<u64>,
     /// The SM's LID.
     pub sm_lid: u16,
     /// Highest LID assigned.
@@ -224,7 +260,12 @@ impl<T: Transport> SubnetManager<T> {
         report.discovery_smps = self.mads.counters.total_sent - sent0;
         report.discovery_seconds = t0.elapsed().as_secs_f64();
         report.unreachable = d.unreachable.clone();
-        let (mut fabric, ids) = to_fabric(&d)?;
+        let previous = self.subnet.as_ref().map(|s| &s.fabric);
+        let (mut fabric, ids) = to_fabric_ordered(&d, previous)?;
+        let aligned = previous.is_some_and(|p| {
+            p.num_nodes() == fabric.num_nodes()
+                && fabric.iter_nodes().all(|(id, n)| p.node(id).guid == n.guid)
+        });
         report.switches = d.switches();
         report.cas = d.nodes.len() - report.switches;
         report.links = d.links.len();
@@ -235,9 +276,36 @@ impl<T: Transport> SubnetManager<T> {
         report.sm_lid = sm_lid;
         report.max_lid = fabric.max_lid();
         let t_route = Instant::now();
-        let routed =
+        let slim = self.config.reconfig == Reconfig::SlimUpdate && aligned;
+        report.method = if slim {
+            "slimupdate".into()
+        } else {
+            self.config.engine.clone()
+        };
+        let routed = if slim {
+            let prev = self
+                .subnet
+                .as_ref()
+                .expect("aligned implies a previous subnet");
+            ibcloud_reconfig::slimupdate::slim_update(
+                &prev.fabric,
+                &prev.tables,
+                &fabric,
+                &ibcloud_reconfig::slimupdate::SlimUpdateOptions::default(),
+            )
+            .map(|r| {
+                report.slimupdate_kept_moved = Some((r.kept, r.moved));
+                ibcloud_routing::Routing {
+                    tables: r.tables,
+                    path_sls: None,
+                }
+            })
+            .map_err(|e| e.to_string())
+        } else {
             ibcloud_routing::registry::engine(&self.config.engine, &EngineOptions::default())
-                .and_then(|e| e.route(&fabric));
+                .and_then(|e| e.route(&fabric))
+                .map_err(|e| e.to_string())
+        };
         report.routing_seconds = t_route.elapsed().as_secs_f64();
         let (tables, sls) = match routed {
             Ok(r) => {
@@ -245,7 +313,7 @@ impl<T: Transport> SubnetManager<T> {
                 (r.tables, r.path_sls)
             }
             Err(e) => {
-                report.routing_error = Some(e.to_string());
+                report.routing_error = Some(e);
                 report.seconds = t0.elapsed().as_secs_f64();
                 report.total_smps = self.mads.counters.total_sent - sent0;
                 self.heavy_sweeps += 1;
@@ -253,6 +321,18 @@ impl<T: Transport> SubnetManager<T> {
                 return Ok(report);
             }
         };
+        if aligned {
+            let prev = self
+                .subnet
+                .as_ref()
+                .expect("aligned implies a previous subnet");
+            report.predicted_lft_blocks = Some(
+                fabric
+                    .switches()
+                    .map(|sw| prev.tables.changed_blocks(&tables, sw).len() as u64)
+                    .sum(),
+            );
+        }
         let options = ProgramOptions {
             read_unknown: self.config.read_unknown_lfts,
         };
@@ -325,6 +405,17 @@ impl<T: Transport> SubnetManager<T> {
                 &p,
                 Some(ibcloud_fabric::formats::Format::Ibnetdiscover),
             )?;
+            // Directed routes to every switch, for tools that read switches
+            // by DR (`ibroute -D PATH`), independent of the LFTs.
+            let p = dir.join("dr-paths");
+            let mut text = String::new();
+            for n in &s.discovery.nodes {
+                if n.info.node_type == NodeType::Switch {
+                    let route = Route::Directed(n.routes.get(&0).cloned().unwrap_or_default());
+                    text.push_str(&format!("0x{:016x} {}\n", n.info.node_guid, route.label()));
+                }
+            }
+            std::fs::write(&p, text).map_err(|e| io(&p, e))?;
             let p = dir.join("opensm-lfts.dump");
             let mut out = Vec::new();
             ibcloud_fabric::formats::lfts_dump::write(&s.fabric, &s.tables, &mut out)

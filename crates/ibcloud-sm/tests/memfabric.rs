@@ -144,3 +144,36 @@ fn an_unknown_engine_is_refused_up_front() {
     let err = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap_err();
     assert!(err.to_string().contains("unknown routing engine"), "{err}");
 }
+
+#[test]
+fn slimupdate_after_a_link_failure_sends_exactly_the_predicted_blocks() {
+    use ibcloud_sm::sm::Reconfig;
+    let f = generate::preset("4-ary-3-full").unwrap().build().unwrap();
+    let mut c = config();
+    c.engine = "ftree".into();
+    c.reconfig = Reconfig::SlimUpdate;
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
+    let first = sm.heavy_sweep("bring-up").unwrap();
+    assert_eq!(first.predicted_lft_blocks, None);
+    let leaf = f.switches().next().unwrap();
+    let up = f
+        .neighbors(leaf)
+        .find(|(_, r)| f.node(r.node).is_switch())
+        .map(|(p, _)| PortRef::new(leaf, p))
+        .unwrap();
+    sm.mads.transport_mut().fail_link(up);
+    let why = sm.light_sweep().unwrap();
+    let r = sm.heavy_sweep(&why).unwrap();
+    assert_eq!(r.method, "slimupdate");
+    let (kept, moved) = r.slimupdate_kept_moved.unwrap();
+    assert!(kept > 0 && moved > 0, "{kept} {moved}");
+    let observed = r
+        .program
+        .smps
+        .get("Set LinearForwardingTable")
+        .copied()
+        .unwrap_or(0);
+    assert_eq!(Some(observed), r.predicted_lft_blocks);
+    assert!(observed > 0);
+    assert!(r.program.failures.is_empty());
+}

@@ -64,7 +64,7 @@ def _run(args: argparse.Namespace) -> int:
                       smp_log=args.smp_log, socket=args.socket, sweep_interval=args.sweep_interval,
                       timeout_ms=args.timeout_ms, retries=args.retries, window=args.window,
                       read_lfts=args.read_lfts, ca=args.ca, port=args.port, priority=args.priority,
-                      sa=not args.no_sa, sa_caching=args.sa_caching)
+                      sa=not args.no_sa, sa_caching=args.sa_caching, reconfig=args.reconfig)
     except SmError as err:
         print(f"ibcloud: error: {err}", file=sys.stderr)
         return int(ExitStatus.ERROR)
@@ -115,6 +115,8 @@ def register(commands: Any) -> None:
     r.add_argument("--ca", help="CA name (default: the first)")
     r.add_argument("--port", type=int, default=0, help="port number (default: the first active)")
     r.add_argument("--priority", type=int, default=0, choices=range(16), metavar="0..15", help="SM priority")
+    r.add_argument("--reconfig", choices=["full", "slimupdate"], default="full",
+                   help="how a heavy sweep after a change re-routes: the engine again, or Paper IV's SlimUpdate")
     r.add_argument("--no-sa", action="store_true", help="do not answer SubnAdmGet(PathRecord)")
     r.add_argument("--sa-caching", action="store_true", help="set Paper I's caching flag in the SA's PathRecords")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -47,7 +47,8 @@ def run(engine: str = "minhop", *, once: bool = True, **options: Any) -> dict[st
     ``options``: ``lmc``, ``guid2lid``, ``dump_dir``, ``smp_log``, ``socket``,
     ``sweep_interval`` (s), ``timeout_ms``, ``retries``, ``window``,
     ``read_lfts``, ``ca``, ``port``, ``priority``, ``sa`` (answer
-    SubnAdmGet(PathRecord), default True), ``sa_caching`` (Paper I's flag). Without ``once`` it runs
+    SubnAdmGet(PathRecord), default True), ``sa_caching`` (Paper I's flag),
+    ``reconfig`` (``full`` or ``slimupdate``: how sweeps after a change re-route). Without ``once`` it runs
     until ``stop`` arrives on the control socket or Ctrl-C.
 
     >>> run("nonsense")  # doctest: +ELLIPSIS
