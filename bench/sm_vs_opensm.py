@@ -71,10 +71,55 @@ def _ibcloud(net: Path, engine: str) -> dict:
             "engine_used": b["engine"]}
 
 
+def _act(sim: IbSim) -> int:
+    out = sim.run_client(["sminfo"]).stdout
+    return int(re.search(r"activity count (\d+)", out).group(1))
+
+
+def _link_failure_opensm(net: Path, engine: str, leaf_guid: int) -> dict:
+    from ibcloud.sm.console import IbSimConsole
+
+    with IbSimConsole(net, timeout=600) as sim:
+        with OpenSmDaemon(sim, config={"routing_engine": engine}, timeout=3600) as sm:
+            ups = sm.log.read_text(errors="replace").count("SUBNET UP")
+            act0 = _act(sim)
+            sim.command(f'Unlink "S-{leaf_guid:016x}"[5]')
+            deadline = time.monotonic() + 600
+            while sm.log.read_text(errors="replace").count("SUBNET UP") <= ups and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1.0)
+            act1 = _act(sim)
+            lines = sm.log.read_text(errors="replace").splitlines()
+            ups_at = [_stamp_seconds(l) for l in lines if "SUBNET UP" in l]
+            trap = next((_stamp_seconds(l) for l in lines if "Trap" in l or "trap" in l), None)
+    # One SMInfo answer per sminfo query is in the counter too.
+    return {"smps": act1 - act0 - 1, "seconds": (ups_at[-1] - trap) if trap is not None else None}
+
+
+def _link_failure_ibcloud(net: Path, engine: str, leaf_guid: int, reconfig: str) -> dict:
+    from ibcloud.sm import SmDaemon
+    from ibcloud.sm.console import IbSimConsole
+
+    with IbSimConsole(net, timeout=600) as sim:
+        with SmDaemon(sim, engine=engine, args=["--sweep-interval", "600", "--reconfig", reconfig],
+                      timeout=3600) as sm:
+            sim.command(f'Unlink "S-{leaf_guid:016x}"[5]')
+            deadline = time.monotonic() + 600
+            while sm.ctl("status")["result"]["heavy_sweeps"] < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            last = sm.ctl("status")["result"]["last_sweep"]
+    return {"smps": last["total_smps"], "discovery_smps": last["discovery_smps"],
+            "programming_smps": last["program"]["total_smps"], "lft_smps":
+            last["program"]["smps"].get("Set LinearForwardingTable", 0),
+            "predicted_lft_blocks": last["predicted_lft_blocks"], "seconds": last["seconds"]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--presets", nargs="+", default=["ft648"])
     ap.add_argument("--engines", nargs="+", default=["ftree", "minhop"])
+    ap.add_argument("--link-failure", action="store_true",
+                    help="also: one link failure (sw-L1-0001 port 5) handled by OpenSM vs ibcloud (full, slimupdate)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--workdir", type=Path, default=Path("out/bench-sm"))
     args = ap.parse_args()
@@ -89,7 +134,15 @@ def main() -> int:
             o = _opensm(net, engine)
             console.print(f"[bold]{preset} {engine}[/]: ibcloud sm …")
             i = _ibcloud(net, engine)
-            rows.append({"preset": preset, "engine": engine, "opensm": o, "ibcloud": i})
+            row = {"preset": preset, "engine": engine, "opensm": o, "ibcloud": i}
+            if args.link_failure:
+                leaf = next(n for n in Fabric.read(net).nodes() if n["description"] == "sw-L1-0001")["guid"]
+                console.print(f"[bold]{preset} {engine}[/]: link failure, OpenSM …")
+                row["failure_opensm"] = _link_failure_opensm(net, engine, leaf)
+                for method in ("full", "slimupdate"):
+                    console.print(f"[bold]{preset} {engine}[/]: link failure, ibcloud sm --reconfig {method} …")
+                    row[f"failure_ibcloud_{method}"] = _link_failure_ibcloud(net, engine, leaf, method)
+            rows.append(row)
     t = Table(title="bring-up on ibsim: ibcloud sm vs OpenSM 3.3.23 (one run each, fresh ibsim)")
     for c in ("preset", "engine", "OpenSM s", "ibcloud s", "ratio", "OpenSM SMPs", "ibcloud SMPs", "SMP ratio",
               "launch→up OpenSM / ibcloud"):
@@ -100,6 +153,17 @@ def main() -> int:
                   f"{i['seconds'] / o['seconds']:.2f}", str(o["smps"]), str(i["smps"]),
                   f"{i['smps'] / o['smps']:.2f}", f"{o['launch_to_up']:.2f} / {i['launch_to_up']:.2f}")
     console.print(t)
+    if args.link_failure:
+        t = Table(title="one link failure (sw-L1-0001 port 5): SMPs and seconds from the trap to the fabric re-programmed")
+        for c in ("preset", "engine", "OpenSM SMPs", "OpenSM s", "ibcloud full SMPs (LFT)", "ibcloud full s",
+                  "ibcloud slimupdate SMPs (LFT; predicted)", "ibcloud slimupdate s"):
+            t.add_column(c)
+        for r in rows:
+            o, f, sl = r["failure_opensm"], r["failure_ibcloud_full"], r["failure_ibcloud_slimupdate"]
+            t.add_row(r["preset"], r["engine"], str(o["smps"]), f"{o['seconds']:.3f}" if o["seconds"] else "?",
+                      f"{f['smps']} ({f['lft_smps']})", f"{f['seconds']:.3f}",
+                      f"{sl['smps']} ({sl['lft_smps']}; {sl['predicted_lft_blocks']})", f"{sl['seconds']:.3f}")
+        console.print(t)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=2))

@@ -30,7 +30,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (engine, *, lmc=0, guid2lid=None, dump_dir=None, smp_log=None, socket=None,
     sweep_interval=10.0, once=false, timeout_ms=200, retries=3, window=4, read_lfts=false,
-    ca=None, port=0, priority=0, sa=true, sa_caching=false, reconfig="full"))]
+    ca=None, port=0, priority=0, sa=true, sa_caching=false, reconfig="full", vswitch_scheme="prepopulated"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sm_run(
     py: Python<'_>,
@@ -52,7 +52,10 @@ pub(crate) fn sm_run(
     sa: bool,
     sa_caching: bool,
     reconfig: &str,
+    vswitch_scheme: &str,
 ) -> PyResult<String> {
+    let vswitch_scheme = ibcloud_vswitch::Scheme::parse(vswitch_scheme)
+        .map_err(|e| SmError::new_err(e.to_string()))?;
     let reconfig = Reconfig::parse(reconfig).map_err(|e| SmError::new_err(e.to_string()))?;
     if !(sweep_interval.is_finite() && sweep_interval > 0.0) {
         return Err(SmError::new_err(format!(
@@ -77,6 +80,7 @@ pub(crate) fn sm_run(
         sa,
         sa_caching,
         reconfig,
+        vswitch_scheme,
     };
     let options = DaemonOptions {
         socket,

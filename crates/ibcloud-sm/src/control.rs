@@ -9,6 +9,7 @@
 //! | `counters` | SMPs sent by kind, retries, timeouts, … |
 //! | `sweep` | runs a heavy sweep now and returns its report |
 //! | `light` | runs a light sweep now (and a heavy one if it finds a change) |
+//! | `migrate VM HYP [itrc\|ftree-minrc\|full] [partial]` | live VM migration on a vSwitch fabric |
 //! | `stop` | stops the SM after answering |
 //!
 //! Everything runs on one thread: a command waits for the sweep in
@@ -91,8 +92,26 @@ fn handle<T: Transport>(sm: &mut SubnetManager<T>, line: &str) -> (Value, bool) 
             },
         },
         "stop" => (json!({"ok": true, "result": "stopping"}), true),
+        c if c.starts_with("migrate ") => {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            if words.len() < 3 {
+                return err(
+                    "usage: migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]".into(),
+                );
+            }
+            let method =
+                match ibcloud_vswitch::Method::parse(words.get(3).copied().unwrap_or("itrc")) {
+                    Ok(m) => m,
+                    Err(e) => return err(e.to_string()),
+                };
+            let partial = words.get(4) == Some(&"partial");
+            match sm.migrate(words[1], words[2], method, partial) {
+                Ok(r) => ok(serde_json::to_value(r).unwrap_or(Value::Null)),
+                Err(e) => err(e.to_string()),
+            }
+        }
         other => err(format!(
-            "unknown command '{other}'; known: status, counters, sweep, light, stop"
+            "unknown command '{other}'; known: status, counters, sweep, light, migrate, stop"
         )),
     }
 }

@@ -22,6 +22,7 @@ pub mod discover;
 pub mod error;
 pub mod mads;
 pub mod memfabric;
+pub mod migrate;
 pub mod program;
 pub mod sa;
 pub mod sm;

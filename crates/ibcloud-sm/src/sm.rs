@@ -53,6 +53,8 @@ pub struct SmConfig {
     pub sa_caching: bool,
     /// How a heavy sweep after a change re-routes.
     pub reconfig: Reconfig,
+    /// LID scheme of a vSwitch fabric (for live migration).
+    pub vswitch_scheme: ibcloud_vswitch::Scheme,
 }
 
 /// How a heavy sweep re-routes a fabric it has routed before.
@@ -93,6 +95,7 @@ impl Default for SmConfig {
             sa: true,
             sa_caching: false,
             reconfig: Reconfig::Full,
+            vswitch_scheme: ibcloud_vswitch::Scheme::Prepopulated,
         }
     }
 }
@@ -173,6 +176,8 @@ pub struct SubnetManager<T: Transport> {
     pub last_report: Option<SweepReport>,
     /// SM state.
     pub state: SmState,
+    /// The vSwitch view (VM placement) since the last heavy sweep.
+    pub virtual_fabric: Option<ibcloud_vswitch::VirtualFabric>,
     started: Instant,
 }
 
@@ -202,6 +207,7 @@ impl<T: Transport> SubnetManager<T> {
             light_sweeps: 0,
             last_report: None,
             state: SmState::Discovering,
+            virtual_fabric: None,
             started: Instant::now(),
         })
     }
@@ -371,6 +377,8 @@ impl<T: Transport> SubnetManager<T> {
         self.heavy_sweeps += 1;
         report.total_smps = self.mads.counters.total_sent - sent0;
         report.seconds = t0.elapsed().as_secs_f64();
+        // A heavy sweep re-derives the vSwitch view from what it found.
+        self.virtual_fabric = None;
         self.subnet = Some(Subnet {
             discovery: d,
             fabric,
@@ -423,6 +431,48 @@ impl<T: Transport> SubnetManager<T> {
             std::fs::write(&p, out).map_err(|e| io(&p, e))?;
         }
         Ok(())
+    }
+
+    /// Migrates a VM live (see [`crate::migrate`]): `vm` and `dst` as
+    /// `ibcloud vswitch` names them (VM name or `#i`, hypervisor name or `#i`).
+    pub fn migrate(
+        &mut self,
+        vm: &str,
+        dst: &str,
+        method: ibcloud_vswitch::Method,
+        partially_static: bool,
+    ) -> Result<crate::migrate::MigrationReport, SmError> {
+        let scheme = self.config.vswitch_scheme;
+        let s = self
+            .subnet
+            .as_mut()
+            .ok_or_else(|| SmError::Refused("no subnet yet".into()))?;
+        let r = crate::migrate::migrate(
+            &mut self.mads,
+            &mut s.discovery,
+            &s.ids,
+            &mut s.fabric,
+            &mut s.tables,
+            &mut self.held,
+            &mut self.virtual_fabric,
+            scheme,
+            vm,
+            dst,
+            method,
+            partially_static,
+        )
+        .map_err(SmError::Refused)?;
+        if self.config.sa {
+            let service = crate::sa::SaService::new(
+                s.fabric.clone(),
+                s.tables.clone(),
+                None,
+                self.config.sa_caching,
+            );
+            self.mads.sa = Some(Box::new(move |req| service.answer(req)));
+        }
+        self.write_files()?;
+        Ok(r)
     }
 
     /// One light sweep: SwitchInfo of every known switch. Returns the reason

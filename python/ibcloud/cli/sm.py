@@ -12,7 +12,10 @@ attribute modifier — the LFT block —, attempt). The summary (SMPs by kind,
 seconds from the start of the sweep to the last acknowledgement) is printed
 (``--json``) and written to ``--summary``.
 
-``sm ctl SOCKET status|counters|sweep|light|stop`` talks to a running SM.
+``sm ctl SOCKET status|counters|sweep|light|stop`` talks to a running SM;
+``sm ctl SOCKET migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]``
+migrates a VM live on a vSwitch fabric (from ``ibcloud vswitch build``):
+the planned SMPs are sent, counted and reported beside the model's.
 
 >>> from ibcloud.cli.main import main
 >>> main(["sm", "run", "--engine", "nonsense", "--once"])  # doctest: +ELLIPSIS
@@ -64,7 +67,8 @@ def _run(args: argparse.Namespace) -> int:
                       smp_log=args.smp_log, socket=args.socket, sweep_interval=args.sweep_interval,
                       timeout_ms=args.timeout_ms, retries=args.retries, window=args.window,
                       read_lfts=args.read_lfts, ca=args.ca, port=args.port, priority=args.priority,
-                      sa=not args.no_sa, sa_caching=args.sa_caching, reconfig=args.reconfig)
+                      sa=not args.no_sa, sa_caching=args.sa_caching, reconfig=args.reconfig,
+                      vswitch_scheme=args.vswitch_scheme)
     except SmError as err:
         print(f"ibcloud: error: {err}", file=sys.stderr)
         return int(ExitStatus.ERROR)
@@ -82,7 +86,7 @@ def _run(args: argparse.Namespace) -> int:
 def _ctl(args: argparse.Namespace) -> int:
     from ibcloud.sm import ctl
 
-    answer = ctl(args.socket, args.cmd)
+    answer = ctl(args.socket, " ".join(args.cmd))
     print(json.dumps(answer, indent=2))
     return int(ExitStatus.SUCCESS if answer.get("ok") else ExitStatus.FAILURE)
 
@@ -117,11 +121,14 @@ def register(commands: Any) -> None:
     r.add_argument("--priority", type=int, default=0, choices=range(16), metavar="0..15", help="SM priority")
     r.add_argument("--reconfig", choices=["full", "slimupdate"], default="full",
                    help="how a heavy sweep after a change re-routes: the engine again, or Paper IV's SlimUpdate")
+    r.add_argument("--vswitch-scheme", choices=["prepopulated", "dynamic"], default="prepopulated",
+                   help="LID scheme of a vSwitch fabric, for live migration (ctl migrate)")
     r.add_argument("--no-sa", action="store_true", help="do not answer SubnAdmGet(PathRecord)")
     r.add_argument("--sa-caching", action="store_true", help="set Paper I's caching flag in the SA's PathRecords")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(run=_run)
     c = sub.add_parser("ctl", help="send a command to a running SM")
     c.add_argument("socket", type=Path, help="the SM's control socket")
-    c.add_argument("cmd", choices=["status", "counters", "sweep", "light", "stop"])
+    c.add_argument("cmd", nargs="+", metavar="COMMAND",
+                   help="status | counters | sweep | light | stop | migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]")
     c.set_defaults(run=_ctl)
