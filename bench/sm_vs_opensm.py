@@ -76,14 +76,14 @@ def _act(sim: IbSim) -> int:
     return int(re.search(r"activity count (\d+)", out).group(1))
 
 
-def _link_failure_opensm(net: Path, engine: str, leaf_guid: int) -> dict:
+def _link_failure_opensm(net: Path, engine: str, leaf: tuple[int, int]) -> dict:
     from ibcloud.sm.console import IbSimConsole
 
     with IbSimConsole(net, timeout=600) as sim:
         with OpenSmDaemon(sim, config={"routing_engine": engine}, timeout=3600) as sm:
             ups = sm.log.read_text(errors="replace").count("SUBNET UP")
             act0 = _act(sim)
-            sim.command(f'Unlink "S-{leaf_guid:016x}"[5]')
+            sim.command(f'Unlink "S-{leaf[0]:016x}"[{leaf[1]}]')
             deadline = time.monotonic() + 600
             while sm.log.read_text(errors="replace").count("SUBNET UP") <= ups and time.monotonic() < deadline:
                 time.sleep(0.1)
@@ -96,19 +96,19 @@ def _link_failure_opensm(net: Path, engine: str, leaf_guid: int) -> dict:
     return {"smps": act1 - act0 - 1, "seconds": (ups_at[-1] - trap) if trap is not None else None}
 
 
-def _link_failure_ibcloud(net: Path, engine: str, leaf_guid: int, reconfig: str) -> dict:
+def _link_failure_ibcloud(net: Path, engine: str, leaf: tuple[int, int], reconfig: str) -> dict:
     from ibcloud.sm import SmDaemon
     from ibcloud.sm.console import IbSimConsole
 
     with IbSimConsole(net, timeout=600) as sim:
         with SmDaemon(sim, engine=engine, args=["--sweep-interval", "600", "--reconfig", reconfig],
                       timeout=3600) as sm:
-            sim.command(f'Unlink "S-{leaf_guid:016x}"[5]')
+            sim.command(f'Unlink "S-{leaf[0]:016x}"[{leaf[1]}]')
             deadline = time.monotonic() + 600
             while sm.ctl("status")["result"]["heavy_sweeps"] < 2 and time.monotonic() < deadline:
                 time.sleep(0.1)
             last = sm.ctl("status")["result"]["last_sweep"]
-    return {"smps": last["total_smps"], "discovery_smps": last["discovery_smps"],
+    return {"method": last["method"], "routing_error": last["routing_error"], "smps": last["total_smps"], "discovery_smps": last["discovery_smps"],
             "programming_smps": last["program"]["total_smps"], "lft_smps":
             last["program"]["smps"].get("Set LinearForwardingTable", 0),
             "predicted_lft_blocks": last["predicted_lft_blocks"], "seconds": last["seconds"]}
@@ -119,7 +119,7 @@ def main() -> int:
     ap.add_argument("--presets", nargs="+", default=["ft648"])
     ap.add_argument("--engines", nargs="+", default=["ftree", "minhop"])
     ap.add_argument("--link-failure", action="store_true",
-                    help="also: one link failure (sw-L1-0001 port 5) handled by OpenSM vs ibcloud (full, slimupdate)")
+                    help="also: one link failure (the first up-link of sw-L1-0001) handled by OpenSM vs ibcloud (full, slimupdate)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--workdir", type=Path, default=Path("out/bench-sm"))
     args = ap.parse_args()
@@ -136,7 +136,14 @@ def main() -> int:
             i = _ibcloud(net, engine)
             row = {"preset": preset, "engine": engine, "opensm": o, "ibcloud": i}
             if args.link_failure:
-                leaf = next(n for n in Fabric.read(net).nodes() if n["description"] == "sw-L1-0001")["guid"]
+                fabric = Fabric.read(net)
+                nodes = {n["id"]: n for n in fabric.nodes()}
+                leaf_node = next(n for n in nodes.values() if n["description"] == "sw-L1-0001")
+                # The leaf's first up-link (a switch-to-switch link), so no CA is cut off.
+                port = min(l["port_a"] if l["node_a"] == leaf_node["id"] else l["port_b"] for l in fabric.links()
+                           if leaf_node["id"] in (l["node_a"], l["node_b"])
+                           and nodes[l["node_a"]]["kind"] == nodes[l["node_b"]]["kind"] == "switch")
+                leaf = (leaf_node["guid"], port)
                 console.print(f"[bold]{preset} {engine}[/]: link failure, OpenSM …")
                 row["failure_opensm"] = _link_failure_opensm(net, engine, leaf)
                 for method in ("full", "slimupdate"):
@@ -154,14 +161,15 @@ def main() -> int:
                   f"{i['smps'] / o['smps']:.2f}", f"{o['launch_to_up']:.2f} / {i['launch_to_up']:.2f}")
     console.print(t)
     if args.link_failure:
-        t = Table(title="one link failure (sw-L1-0001 port 5): SMPs and seconds from the trap to the fabric re-programmed")
+        t = Table(title="one link failure (first up-link of sw-L1-0001): SMPs and seconds from the trap to the fabric re-programmed")
         for c in ("preset", "engine", "OpenSM SMPs", "OpenSM s", "ibcloud full SMPs (LFT)", "ibcloud full s",
                   "ibcloud slimupdate SMPs (LFT; predicted)", "ibcloud slimupdate s"):
             t.add_column(c)
         for r in rows:
             o, f, sl = r["failure_opensm"], r["failure_ibcloud_full"], r["failure_ibcloud_slimupdate"]
             t.add_row(r["preset"], r["engine"], str(o["smps"]), f"{o['seconds']:.3f}" if o["seconds"] else "?",
-                      f"{f['smps']} ({f['lft_smps']})", f"{f['seconds']:.3f}",
+                      f"{f['smps']} ({f['lft_smps']})" + (" engine refused: old tables kept" if f["routing_error"] else ""),
+                      f"{f['seconds']:.3f}",
                       f"{sl['smps']} ({sl['lft_smps']}; {sl['predicted_lft_blocks']})", f"{sl['seconds']:.3f}")
         console.print(t)
     if args.json:

@@ -273,3 +273,30 @@ def test_live_vm_migration_observed_equals_predicted(tmp_path: Path, method: str
     dst_vf_guid = next(n for n in model.fabric().nodes() if n["lid"] == r["vm_lid"])["guid"]
     assert f"{dst_vf_guid:x}" in out.replace("0x", "").lower(), out
     assert full["ok"] is False, full
+
+
+def test_a_second_sm_finds_opensm_master_and_stays_standby(tmp_path: Path) -> None:
+    """OpenSM is master (on the first HCA); ibcloud's SM started on another
+    HCA finds it (IsSM port, SMInfo MASTER), reports it, stays STANDBY and
+    programs nothing; OpenSM's tables are untouched."""
+    import subprocess
+
+    from ibcloud.sa.run import OpenSmDaemon
+    from ibcloud.tables import read_lfts
+
+    net = _net(tmp_path, "4-ary-2-full")
+    with IbSim(net) as sim, OpenSmDaemon(sim) as osm:
+        other_hca = next(n for n in Fabric.read(net).nodes() if n["kind"] == "ca" and n["description"].startswith("hca-00002"))
+        env = sim.client_env()
+        env["SIM_HOST"] = f"H-{other_hca['guid']:016x}"
+        done = subprocess.run([sys.executable, "-m", "ibcloud.cli.main", "sm", "run", "--once", "--json"],
+                              cwd=sim.workdir, env=env, capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        fabric = Fabric.read(osm.subnet_lst)
+        installed = ibroute_tables(sim, fabric)
+        opensm_tables = read_lfts(osm.lfts, fabric)
+    assert done.returncode == 1, done.stderr[-2000:]
+    b = json.loads(done.stdout)["bring_up"]
+    assert b["standby_because"] and "is MASTER" in b["standby_because"], b
+    assert b["program"]["total_smps"] == 0 and b["total_smps"] == b["discovery_smps"] + 1
+    assert installed == opensm_tables

@@ -139,6 +139,9 @@ pub struct SweepReport {
     /// new ones (the model's count of the SMPs a differential update needs;
     /// None on the first sweep or when node ids changed).
     pub predicted_lft_blocks: Option<u64>,
+    /// Another SM answered SMInfo as MASTER: this SM stays STANDBY and
+    /// programs nothing (its GUID and where it sits).
+    pub standby_because: Option<String>,
     /// The SM's LID.
     pub sm_lid: u16,
     /// Highest LID assigned.
@@ -266,6 +269,23 @@ impl<T: Transport> SubnetManager<T> {
         report.discovery_smps = self.mads.counters.total_sent - sent0;
         report.discovery_seconds = t0.elapsed().as_secs_f64();
         report.unreachable = d.unreachable.clone();
+        if let Some(other) = self.other_master(&d) {
+            self.state = SmState::Standby;
+            let (guid, _) = self.mads.transport().local_port();
+            self.mads.sm_info = Some(SmInfoRepr {
+                guid,
+                sm_key: 0,
+                act_count: 0,
+                priority: self.config.priority,
+                state: SmState::Standby,
+            });
+            report.standby_because = Some(other);
+            report.total_smps = self.mads.counters.total_sent - sent0;
+            report.seconds = t0.elapsed().as_secs_f64();
+            self.heavy_sweeps += 1;
+            self.last_report = Some(report.clone());
+            return Ok(report);
+        }
         let previous = self.subnet.as_ref().map(|s| &s.fabric);
         let (mut fabric, ids) = to_fabric_ordered(&d, previous)?;
         let aligned = previous.is_some_and(|p| {
@@ -388,6 +408,40 @@ impl<T: Transport> SubnetManager<T> {
         self.write_files()?;
         self.last_report = Some(report.clone());
         Ok(report)
+    }
+
+    /// Asks every other port that says IsSM (CapabilityMask bit 1) for its
+    /// SMInfo; the first that is MASTER is returned (GUID, priority, route).
+    /// Without an SM-to-SM handover protocol, this SM then stays STANDBY
+    /// whatever the priorities say.
+    fn other_master(&mut self, d: &Discovery) -> Option<String> {
+        let mut reqs = Vec::new();
+        for (i, n) in d.nodes.iter().enumerate() {
+            for (&p, pi) in &n.ports {
+                if (i, p) == d.sm_port
+                    || pi.capability_mask & 0x2 == 0
+                    || n.info.node_type == NodeType::Switch
+                {
+                    continue;
+                }
+                if let Some(r) = n.route_to(p) {
+                    reqs.push(Request::get(attr::SM_INFO, 0, Route::Directed(r.clone())));
+                }
+            }
+        }
+        for (req, ans) in reqs.iter().zip(self.mads.run(&reqs)) {
+            if let Ok(info) = ans.and_then(|s| Ok(SmInfoRepr::parse(&s.data)?)) {
+                if info.state == SmState::Master {
+                    return Some(format!(
+                        "SM 0x{:016x} (priority {}) at {} is MASTER",
+                        info.guid,
+                        info.priority,
+                        req.route.label()
+                    ));
+                }
+            }
+        }
+        None
     }
 
     fn write_files(&self) -> Result<(), SmError> {

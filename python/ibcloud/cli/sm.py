@@ -37,6 +37,8 @@ __all__ = ["register"]
 
 def _print_summary(s: dict[str, Any]) -> None:
     b = s["bring_up"]
+    if b.get("standby_because"):
+        print(f"STANDBY: {b['standby_because']}; nothing programmed")
     print(f"subnet: {b['switches']} switches, {b['cas']} CAs, {b['links']} links; SM LID {b['sm_lid']}, "
           f"max LID {b['max_lid']}")
     if b["routing_error"]:
@@ -79,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         _print_summary(summary)
     b = summary["bring_up"]
-    bad = b["routing_error"] or b["unreachable"] or b["program"]["failures"]
+    bad = b["routing_error"] or b["unreachable"] or b["program"]["failures"] or b.get("standby_because")
     return int(ExitStatus.FAILURE if bad else ExitStatus.SUCCESS)
 
 
