@@ -87,6 +87,9 @@ pub(crate) fn sm_run(
         sweep_interval: Duration::from_secs_f64(sweep_interval),
         once,
     };
+    config
+        .validate()
+        .map_err(|e| SmError::new_err(e.to_string()))?;
     let mut interrupted: Option<PyErr> = None;
     let result = py.detach(|| -> Result<String, String> {
         let transport = UmadTransport::open(ca.as_deref(), port).map_err(|e| e.to_string())?;

@@ -100,6 +100,17 @@ impl Default for SmConfig {
     }
 }
 
+impl SmConfig {
+    /// Checks the engine name and the LMC (before any port is opened).
+    pub fn validate(&self) -> Result<(), SmError> {
+        ibcloud_routing::registry::engine(&self.engine, &EngineOptions::default())?;
+        if self.lmc > 7 {
+            return Err(SmError::Refused(format!("LMC {} is not 0..=7", self.lmc)));
+        }
+        Ok(())
+    }
+}
+
 /// What one heavy sweep did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SweepReport {
@@ -196,10 +207,7 @@ impl<T: Transport> std::fmt::Debug for SubnetManager<T> {
 impl<T: Transport> SubnetManager<T> {
     /// An SM over `transport`; nothing is sent yet.
     pub fn new(transport: T, config: SmConfig) -> Result<Self, SmError> {
-        ibcloud_routing::registry::engine(&config.engine, &EngineOptions::default())?;
-        if config.lmc > 7 {
-            return Err(SmError::Refused(format!("LMC {} is not 0..=7", config.lmc)));
-        }
+        config.validate()?;
         let mads = Mads::new(transport, config.reliability);
         Ok(Self {
             mads,

@@ -73,7 +73,10 @@ def ctl(socket_path: str | os.PathLike[str], command: str, *, timeout: float = 6
     """
     with _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
-        s.connect(os.fspath(socket_path))
+        try:
+            s.connect(os.fspath(socket_path))
+        except OSError as err:  # name the socket in the message
+            raise type(err)(err.errno, err.strerror or str(err), os.fspath(socket_path)) from None
         s.sendall(command.strip().encode() + b"\n")
         data = b""
         while not data.endswith(b"\n"):
