@@ -12,6 +12,7 @@
 #   make bench-netsim  packet simulator speed on ft648 (BOOKSIM=path adds BookSim2 side by side)
 #   make bench-host    virtualized-host simulator speed (F testbed, two VMs, 10 s simulated)
 #   make bench-vswitch FTreeMinRC marking, one migration on ft11664, the Fig. 8 campaign (sampled)
+#   make bench-sm   ibcloud's SM vs OpenSM on ibsim: bring-up and one link failure on ft648 (SMPs, seconds)
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -34,7 +35,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch bench-sa bench-host
+.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch bench-sa bench-host bench-sm
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -68,6 +69,8 @@ bench-vswitch: build
 	$(VPY) bench/vswitch_speed.py
 bench-host: build
 	$(VPY) bench/host_speed.py
+bench-sm: system-deps build
+	$(VPY) bench/sm_vs_opensm.py --presets ft648 --engines ftree minhop --link-failure
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv

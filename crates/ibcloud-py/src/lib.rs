@@ -26,6 +26,7 @@ mod partitions;
 mod reconfig;
 mod routing;
 mod sa;
+mod sm;
 mod summary;
 mod vswitch;
 
@@ -79,5 +80,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     partitions::register(m)?;
     vswitch::register(m)?;
     sa::register(m)?;
+    sm::register(m)?;
     Ok(())
 }

@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ibcloud.cli import (
         analyze, campaign, consolidate, event, host, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch,
     )
+    from ibcloud.cli import sm
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     campaign.register(commands)
     sa.register(commands)
     host.register(commands)
+    sm.register(commands)
     return parser
 
 

@@ -1,0 +1,11 @@
+//! Wire formats: the SMP header ([`smp`]) and the attributes the SM uses
+//! ([`attrs`]). Nothing here panics on any input; see `tests/wire_props.rs`.
+
+pub mod attrs;
+pub mod smp;
+
+pub use attrs::{
+    LftBlockRepr, LinkState, NodeDescriptionRepr, NodeInfoRepr, NodeType, PortInfoRepr, SmInfoRepr,
+    SmState, SwitchInfoRepr,
+};
+pub use smp::{attr, Route, Smp, SmpRepr, SMP_DATA_LEN, SMP_LEN};

@@ -1,0 +1,179 @@
+//! The SM against the in-memory fabric: discovery equals the model,
+//! programming is differential, silent nodes are reported, lost SMPs are
+//! retried, a link failure is seen by a light sweep.
+
+use ibcloud_fabric::generate;
+use ibcloud_fabric::{Fabric, PortRef};
+use ibcloud_sm::mads::Reliability;
+use ibcloud_sm::memfabric::MemFabric;
+use ibcloud_sm::sm::{SmConfig, SubnetManager};
+use ibcloud_sm::wire::LinkState;
+use std::time::Duration;
+
+fn fabric() -> Fabric {
+    generate::preset("4-ary-2-full").unwrap().build().unwrap()
+}
+
+fn sm_port(f: &Fabric) -> PortRef {
+    PortRef::new(f.cas().next().unwrap(), 1)
+}
+
+fn config() -> SmConfig {
+    SmConfig {
+        engine: "minhop".into(),
+        reliability: Reliability {
+            timeout: Duration::from_millis(5),
+            retries: 2,
+            window: 4,
+        },
+        ..SmConfig::default()
+    }
+}
+
+#[test]
+fn bring_up_matches_the_model_and_programs_every_switch() {
+    let f = fabric();
+    let mem = MemFabric::new(f.clone(), sm_port(&f));
+    let mut sm = SubnetManager::new(mem, config()).unwrap();
+    let r = sm.heavy_sweep("bring-up").unwrap();
+    assert!(
+        r.unreachable.is_empty() && r.program.failures.is_empty(),
+        "{r:?}"
+    );
+    assert_eq!((r.switches, r.cas, r.links), (12, 32, 64));
+    let s = sm.subnet.as_ref().unwrap();
+    assert_eq!(s.fabric.topology_difference(&f), None);
+    // One block per switch (44 LIDs), every link end ACTIVE.
+    assert_eq!(r.program.smps["Set LinearForwardingTable"], 12);
+    assert_eq!(r.program.ports_activated, 128);
+    let mem = sm.mads.transport();
+    for l in f.links() {
+        assert_eq!(mem.port_state(l.a), Some(LinkState::Active));
+        assert_eq!(mem.port_state(l.b), Some(LinkState::Active));
+    }
+    // What the switches hold is what the engine computed.
+    for (i, &id) in s.ids.iter().enumerate() {
+        if !s.fabric.node(id).is_switch() {
+            continue;
+        }
+        let _ = i;
+        for lid in 1..=s.fabric.max_lid() {
+            let want = s.tables.get(id, ibcloud_fabric::Lid(lid)).unwrap_or(0xff);
+            let guid = s.fabric.node(id).guid;
+            let there = f.node_by_guid(guid).unwrap();
+            assert_eq!(mem.lft_entry(there, lid), want, "switch {guid:?} lid {lid}");
+        }
+    }
+}
+
+#[test]
+fn a_second_sweep_sends_no_lft_or_port_sets() {
+    let f = fabric();
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    let r = sm.heavy_sweep("again").unwrap();
+    assert_eq!(r.program.total_smps, 0, "{:?}", r.program.smps);
+    assert_eq!(r.program.lft_blocks_skipped, 12);
+}
+
+#[test]
+fn a_silent_switch_is_reported_not_waited_on() {
+    let f = fabric();
+    let mut mem = MemFabric::new(f.clone(), sm_port(&f));
+    let spine = f.switches().last().unwrap();
+    mem.silent.insert(f.node(spine).guid);
+    let mut sm = SubnetManager::new(mem, config()).unwrap();
+    let r = sm.heavy_sweep("bring-up").unwrap();
+    assert_eq!(r.switches, 11);
+    // Every path into the silent switch is reported, after 3 tries each.
+    assert!(!r.unreachable.is_empty());
+    assert!(
+        r.unreachable.iter().all(|(_, why)| why.contains("3 tries")),
+        "{:?}",
+        r.unreachable
+    );
+    assert!(sm.mads.counters.timeouts as usize == r.unreachable.len());
+}
+
+#[test]
+fn lost_smps_are_retried() {
+    let f = fabric();
+    let mut mem = MemFabric::new(f.clone(), sm_port(&f));
+    mem.drop_next = 2;
+    let mut sm = SubnetManager::new(mem, config()).unwrap();
+    let r = sm.heavy_sweep("bring-up").unwrap();
+    assert!(r.unreachable.is_empty());
+    assert_eq!(sm.mads.counters.retries, 2);
+    assert_eq!(sm.mads.counters.timeouts, 0);
+}
+
+#[test]
+fn a_light_sweep_sees_a_failed_link() {
+    let f = fabric();
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    assert_eq!(sm.light_sweep(), None);
+    let leaf = f.switches().next().unwrap();
+    let up = f
+        .neighbors(leaf)
+        .find(|(_, r)| f.node(r.node).is_switch())
+        .map(|(p, _)| PortRef::new(leaf, p))
+        .unwrap();
+    sm.mads.transport_mut().fail_link(up);
+    let why = sm.light_sweep().expect("change seen");
+    assert!(why.contains("port state change"), "{why}");
+    let r = sm.heavy_sweep(&why).unwrap();
+    assert_eq!(r.links, 63);
+    assert!(r.program.failures.is_empty(), "{:?}", r.program.failures);
+    // Only blocks whose entries changed were sent.
+    assert!(
+        r.program
+            .smps
+            .get("Set LinearForwardingTable")
+            .copied()
+            .unwrap_or(0)
+            <= 12
+    );
+}
+
+#[test]
+fn an_unknown_engine_is_refused_up_front() {
+    let f = fabric();
+    let mut c = config();
+    c.engine = "nonsense".into();
+    let err = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap_err();
+    assert!(err.to_string().contains("unknown routing engine"), "{err}");
+}
+
+#[test]
+fn slimupdate_after_a_link_failure_sends_exactly_the_predicted_blocks() {
+    use ibcloud_sm::sm::Reconfig;
+    let f = generate::preset("4-ary-3-full").unwrap().build().unwrap();
+    let mut c = config();
+    c.engine = "ftree".into();
+    c.reconfig = Reconfig::SlimUpdate;
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
+    let first = sm.heavy_sweep("bring-up").unwrap();
+    assert_eq!(first.predicted_lft_blocks, None);
+    let leaf = f.switches().next().unwrap();
+    let up = f
+        .neighbors(leaf)
+        .find(|(_, r)| f.node(r.node).is_switch())
+        .map(|(p, _)| PortRef::new(leaf, p))
+        .unwrap();
+    sm.mads.transport_mut().fail_link(up);
+    let why = sm.light_sweep().unwrap();
+    let r = sm.heavy_sweep(&why).unwrap();
+    assert_eq!(r.method, "slimupdate");
+    let (kept, moved) = r.slimupdate_kept_moved.unwrap();
+    assert!(kept > 0 && moved > 0, "{kept} {moved}");
+    let observed = r
+        .program
+        .smps
+        .get("Set LinearForwardingTable")
+        .copied()
+        .unwrap_or(0);
+    assert_eq!(Some(observed), r.predicted_lft_blocks);
+    assert!(observed > 0);
+    assert!(r.program.failures.is_empty());
+}
