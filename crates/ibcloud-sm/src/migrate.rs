@@ -83,16 +83,10 @@ pub fn virtual_fabric(
     Ok(vf)
 }
 
-fn route_to(
-    d: &Discovery,
-    fabric: &Fabric,
-    ids: &[NodeId],
-    node: NodeId,
-    port: u8,
-) -> Option<(usize, Route)> {
+/// The discovered node behind a fabric node, and the directed route to it.
+fn route_to(d: &Discovery, fabric: &Fabric, node: NodeId, port: u8) -> Option<(usize, Route)> {
     let guid = fabric.node(node).guid.0;
     let i = *d.by_guid.get(&guid)?;
-    let _ = ids;
     Some((i, Route::Directed(d.nodes[i].route_to(port)?.clone())))
 }
 
@@ -152,8 +146,7 @@ pub fn migrate<T: Transport>(
     for smp in &plan.smps {
         match smp.kind {
             SmpKind::Lft | SmpKind::Invalidate => {
-                let (_, route) =
-                    route_to(d, fabric, ids, smp.node, 0).ok_or("switch not discovered")?;
+                let (_, route) = route_to(d, fabric, smp.node, 0).ok_or("switch not discovered")?;
                 let data = if smp.kind == SmpKind::Lft {
                     block_of(after.table(smp.node), smp.block)
                 } else {
@@ -176,7 +169,7 @@ pub fn migrate<T: Transport>(
                     SmpKind::SetLid => (src_vf, smp.lid.0),
                     _ => (src_vf, 0),
                 };
-                let (i, route) = route_to(d, fabric, ids, node, 1).ok_or("VF not discovered")?;
+                let (i, route) = route_to(d, fabric, node, 1).ok_or("VF not discovered")?;
                 let mut pi: PortInfoRepr = d.nodes[i]
                     .ports
                     .get(&1)
@@ -194,7 +187,7 @@ pub fn migrate<T: Transport>(
                 ));
             }
             SmpKind::SetVGuid => {
-                let (_, route) = route_to(d, fabric, ids, dst_vf, 1).ok_or("VF not discovered")?;
+                let (_, route) = route_to(d, fabric, dst_vf, 1).ok_or("VF not discovered")?;
                 let mut data = [0u8; SMP_DATA_LEN];
                 let port_guid = fabric
                     .port(PortRef::new(dst_vf, 1))

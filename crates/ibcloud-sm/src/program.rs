@@ -218,9 +218,8 @@ pub fn bring_up<T: Transport>(
 
     // 3. LIDs and SM LID on switch port 0 and CA ports (CA ports go to ARMED
     //    in the same SMP), then 4. ARMED on switch ports, 5. ACTIVE everywhere.
-    let addressed = |d: &Discovery, i: usize, p: u8| -> Option<(u16, u8)> {
+    let addressed = |i: usize, p: u8| -> Option<(u16, u8)> {
         let port = fabric.port(PortRef::new(ids[i], p))?;
-        let _ = d;
         port.lid.is_set().then_some((port.lid.0, port.lmc))
     };
     let phase = |mads: &mut Mads<T>, d: &mut Discovery, step: u8, report: &mut ProgramReport| {
@@ -235,7 +234,7 @@ pub fn bring_up<T: Transport>(
                 want.phys_state = 0; // no change
                 want.state = LinkState::NoChange;
                 let addr = if !is_switch || p == 0 {
-                    addressed(d, i, p)
+                    addressed(i, p)
                 } else {
                     None
                 };

@@ -228,7 +228,7 @@ impl<T: Transport> SubnetManager<T> {
         self.started.elapsed().as_secs_f64()
     }
 
-    fn lid_options(&self, fabric: &Fabric, sm_port: PortRef) -> Result<LidOptions, SmError> {
+    fn lid_options(&self, sm_port: PortRef) -> Result<LidOptions, SmError> {
         let cached = match &self.config.guid2lid {
             Some(p) if p.exists() => {
                 let text = std::fs::read_to_string(p).map_err(|e| SmError::Io {
@@ -248,7 +248,6 @@ impl<T: Transport> SubnetManager<T> {
             (Some(p), _) => Some(p),
             (None, c) => c,
         };
-        let _ = fabric;
         Ok(LidOptions {
             policy: match map {
                 Some(map) => LidPolicy::Guid2Lid {
@@ -304,7 +303,7 @@ impl<T: Transport> SubnetManager<T> {
         report.cas = d.nodes.len() - report.switches;
         report.links = d.links.len();
         let sm_port = PortRef::new(ids[d.sm_port.0], d.sm_port.1);
-        let lid_opts = self.lid_options(&fabric, sm_port)?;
+        let lid_opts = self.lid_options(sm_port)?;
         assign_lids(&mut fabric, &lid_opts)?;
         let sm_lid = fabric.port(sm_port).map(|p| p.lid.0).unwrap_or(0);
         report.sm_lid = sm_lid;
