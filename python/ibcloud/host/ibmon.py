@@ -254,7 +254,13 @@ def checks_of(s: Dict[str, Any]) -> List[Check]:
 
 def write_summary(s: Dict[str, Any], out: str) -> None:
     """``OUT/summary.json``: every row and the scoreboard (what ``ibcloud
-    reproduce all`` reads)."""
+    reproduce all`` reads).
+
+    >>> import pathlib, tempfile
+    >>> d = tempfile.mkdtemp(); write_summary({"checks": []}, d)
+    >>> json.loads((pathlib.Path(d) / "summary.json").read_text())
+    {'checks': []}
+    """
     from pathlib import Path
 
     Path(out).mkdir(parents=True, exist_ok=True)
