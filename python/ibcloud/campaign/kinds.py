@@ -49,8 +49,8 @@ class Outcome:
 @dataclasses.dataclass(frozen=True)
 class Param:
     """A kind's parameter: type (``int``, ``float``, ``str``, ``bool``,
-    ``list`` of strings, ``scenario``: a TOML file name or an inline table), default, whether it is required, allowed choices and
-    bounds.
+    ``list`` of strings, ``scenario``: a TOML file name or an inline
+    table), default, whether it is required, allowed choices and bounds.
 
     >>> Param("int", 10, minimum=0).check(3)
     3

@@ -312,7 +312,8 @@ def run(args: argparse.Namespace) -> int:
     >>> p = argparse.ArgumentParser(); configure(p)
     >>> with contextlib.redirect_stdout(io.StringIO()) as out:
     ...     status = run(p.parse_args(["--iterations", "200", "--intervals", "4,64,1000", "--sizes", "64k"]))
-    >>> "prediction" in out.getvalue() and "by construction" in out.getvalue() and "Scoreboard (ibmon)" in out.getvalue()
+    >>> text = out.getvalue()
+    >>> "prediction" in text and "by construction" in text and "Scoreboard (ibmon)" in text
     True
     """
     intervals = [float(x) for x in args.intervals.split(",") if x]
