@@ -3,7 +3,7 @@ is asserted, so a regression in a reproduced number (or a claim quietly
 changing kind) fails CI. Timings never enter a verdict.
 
 Runtime (2-core machine, CPU seconds): delay ≈ 12, pftree ≈ 5, dftree ≈ 39,
-reconfig ≈ 47, sa-cache ≈ 10, vswitch ≈ 11 (the Fig. 8 campaign on the four
+reconfig ≈ 47, sa-cache ≈ 10, ibmon ≈ 11, thrashing ≈ 28, vswitch ≈ 11 (the Fig. 8 campaign on the four
 smaller Table 4 topologies: the two 8-ary-3 trees alone take ≈ 4 min, and
 ``ibcloud reproduce all`` judges them when it regenerates SCOREBOARD.md)."""
 
@@ -81,3 +81,33 @@ def test_vswitch_scoreboard_on_the_smaller_topologies():
     rep = reproduce(out=None, plots=False, topologies=TOPOLOGIES[:4])
     assert _verdicts(rep.checks) == {"T2": C, "T2m": C, "H3a": C, "H3b": C, "M1": R, "H5": A, "H8": C, "H4": K,
                                      "H4b": C, "H6": S, "R0": S, "H7a": S, "H7b": R, "H7c": S, "F6": A}
+
+
+@pytest.mark.slow
+def test_ibmon_scoreboard_at_the_default_size():
+    from ibcloud.checks import exit_status
+    from ibcloud.host.ibmon import checks_of, reproduce
+
+    rows = checks_of(reproduce())
+    assert _verdicts(rows) == {"S1": C, "R1-plateau-64k": R, "R1-plateau-128k": R, "R1-sweet-64k": S,
+                               "R1-sweet-128k": S, "R1-long-64k": N, "R1-long-128k": N, "R1-fine": R, "R1-large": R,
+                               "R1-overhead": A, "R1-dynamic": A, "R2-accuracy": N, "R2-dynamics": N, "R2-overhead": C}
+    by = {c.id: c for c in rows}
+    assert not by["S1"].passed and by["R2-overhead"].passed  # 2,000 of F's 20,000 iterations: shown as off
+    assert exit_status(rows) == 1
+
+
+@pytest.mark.slow
+def test_thrashing_scoreboard_at_the_default_size():
+    from ibcloud.checks import exit_status
+    from ibcloud.host.ibmon import checks_of
+    from ibcloud.host.thrashing import reproduce
+
+    rows = checks_of(reproduce())
+    assert _verdicts(rows) == {"T3-2k-100": K, "T3-2m-100": K, "T3-total-100": C, "T3-2k-75": S, "T3-2m-75": S,
+                               "T3-total-75": R, "T3-2k-50": S, "T3-2m-50": S, "T3-total-50": S, "F11-requests": S,
+                               "F11-bytes": N, "F11-full": A, "F12-deep": N, "F12-shallow": S, "F13": S,
+                               "T1": A, "T2": A}
+    # The calibration and construction rows disagree by rule 1 (shown as off), never counted.
+    assert not any(c.passed for c in rows if c.kind in ("calibration", "construction"))
+    assert exit_status(rows) == 1

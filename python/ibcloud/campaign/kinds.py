@@ -10,7 +10,7 @@ that the runner stores beside the rows. Tasks run in Dask workers, so
 Adding a kind = one :class:`Kind` in :data:`KINDS`.
 
 >>> sorted(KINDS)
-['analyze', 'cloud', 'migrate', 'migration', 'reconfig', 'reproduce', 'route', 'sim']
+['analyze', 'cloud', 'host', 'migrate', 'migration', 'reconfig', 'reproduce', 'route', 'sim']
 >>> out = execute({"kind": "route", "topology": "4-ary-2-full", "engine": "ftree", "credit_loops": True})
 >>> out.rows[0]["verify_ok"], out.rows[0]["unrouted"]
 (True, 0)
@@ -49,8 +49,8 @@ class Outcome:
 @dataclasses.dataclass(frozen=True)
 class Param:
     """A kind's parameter: type (``int``, ``float``, ``str``, ``bool``,
-    ``list`` of strings), default, whether it is required, allowed choices and
-    bounds.
+    ``list`` of strings, ``scenario``: a TOML file name or an inline
+    table), default, whether it is required, allowed choices and bounds.
 
     >>> Param("int", 10, minimum=0).check(3)
     3
@@ -101,6 +101,9 @@ class Param:
         elif self.type == "list":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ValueError("must be a list of strings")
+        elif self.type == "scenario":
+            if not isinstance(value, (str, dict)):
+                raise ValueError("must be a scenario file name or an inline table")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"must be one of {', '.join(self.choices)}")
         if self.minimum is not None and value < self.minimum:
@@ -356,6 +359,41 @@ def _sim(s: Dict[str, Any]) -> Outcome:
     return Outcome([row])
 
 
+# ---------------------------------------------------------------- host
+def _host(s: Dict[str, Any]) -> Outcome:
+    """One host-simulator run (``ibcloud host run``): a ``run`` row and one
+    ``vm`` row per VM (its workload's figures, CPU and I/O over the run,
+    request latencies), summary.json and the per-VM samples as CSV."""
+    from ibcloud.host import Scenario, run
+
+    data = dict(s["scenario"])
+    if s["seed"] is not None:
+        data["seed"] = s["seed"]
+    res = run(Scenario(data, "campaign scenario"))
+    summary = res.summary()
+    samples, lat = res.samples(), res.latencies()
+    by_vm = {w["vm"]: w for w in summary["workloads"]}
+    rows: List[Dict[str, Any]] = [{"record": "run", "end_s": float(res.end_s), "events": int(res.events),
+                                   "vms": len(res.vm_names), "actions": int(summary["actions"])}]
+    for vm in res.vm_names:
+        row: Dict[str, Any] = {"record": "vm", "vm": vm}
+        for key, value in by_vm.get(vm, {}).items():
+            if key != "vm" and (value is None or isinstance(value, (int, float, str, bool))):
+                row[f"workload_{key}" if key in ("kind", "bytes") else key] = value
+        mine = samples[samples.vm == vm] if len(samples) else samples
+        row["cpu_pct_mean"] = float(mine["cpu_pct"].mean()) if len(mine) else math.nan
+        row["sampled_bytes"] = int(mine["bytes"].sum()) if len(mine) else 0
+        row["cqes"] = int(mine["cqes"].sum()) if len(mine) else 0
+        lv = lat[lat.vm == vm]["latency_us"] if len(lat) else lat
+        row["requests_timed"] = int(len(lv))
+        row["latency_us_mean"] = float(lv.mean()) if len(lv) else math.nan
+        row["latency_us_p99"] = float(lv.quantile(0.99)) if len(lv) else math.nan
+        rows.append(row)
+    files = {"summary.json": json.dumps(summary, indent=1, default=str).encode(),
+             "samples.csv": samples.to_csv(index=False).encode()}
+    return Outcome(rows, files)
+
+
 # ---------------------------------------------------------------- reproduce
 def _reproduce(s: Dict[str, Any]) -> Outcome:
     import argparse
@@ -481,6 +519,10 @@ KINDS: Dict[str, Kind] = {
         "traffic": Param("str", required=True, doc="traffic spec (see docs/netsim.md)"),
         "time": Param("str", "100us", doc="simulated time"),
         "seed": Param("int", 1, minimum=0, doc="random seed")}, _sim),
+    "host": Kind("a host-simulator scenario (ibcloud host run): per-VM summary rows", {
+        "scenario": Param("scenario", required=True,
+                          doc="TOML file (relative to the campaign file) or inline table; see docs/host.md"),
+        "seed": Param("int", None, minimum=0, doc="overrides the scenario's seed (default: its own)")}, _host),
     "reproduce": Kind("a paper reproduction (ibcloud reproduce NAME)", {
         "reproduction": Param("str", required=True, doc="reproduction name (ibcloud reproduce --list)"),
         "options": Param("list", [], doc="its command-line options, e.g. [\"--quick\"]")},

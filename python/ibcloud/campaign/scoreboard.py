@@ -32,6 +32,8 @@ PAPERS: Dict[str, str] = {
     "delay": "Paper VI (workload delay)",
     "pftree": "Seed 002 (pFTree, -Ext, -Wt)",
     "dftree": "Seed 003 (dFtree)",
+    "ibmon": "Seed 004 F R1-R2 (IBMon)",
+    "thrashing": "Seed 004 F R3 (I/O thrashing)",
 }
 
 #: Columns of the totals, in order (the verdicts, then the number of claims).

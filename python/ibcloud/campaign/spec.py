@@ -149,6 +149,29 @@ def _check_topology(value: str, base: Path) -> str:
     return value
 
 
+def _check_scenario(value: Any, base: Path) -> Dict[str, Any]:
+    """A host scenario (``ibcloud host run``): a TOML file (looked up in
+    ``base`` when relative) or an inline table, checked by the core and
+    returned as its table, so a task's hash covers the scenario's contents."""
+    from ibcloud.exceptions import ParseError
+    from ibcloud.host import Scenario
+
+    try:
+        if isinstance(value, str):
+            path = Path(value)
+            if not path.is_absolute():
+                path = base / path
+            if not path.is_file():
+                raise ValueError(f"scenario file '{value}' does not exist")
+            scenario = Scenario.load(path)
+        else:
+            scenario = Scenario(dict(value), "inline table")
+        scenario.check()
+    except ParseError as error:
+        raise ValueError(str(error)) from None
+    return scenario.data
+
+
 def parse(text: str, source: str = "<campaign>", base: Optional[Path] = None) -> Campaign:
     """Parses and validates campaign ``text`` (``source`` names it in errors;
     relative topology files are looked up in ``base``).
@@ -219,6 +242,8 @@ def parse(text: str, source: str = "<campaign>", base: Optional[Path] = None) ->
                     value = param.check(value)
                     if pname == "topology":
                         value = _check_topology(value, base)
+                    elif param.type == "scenario":
+                        value = _check_scenario(value, base)
                 except ValueError as error:
                     raise fail(pname, f"{pname} = {json.dumps(value)}: {error}") from None
                 checked.append(value)

@@ -99,7 +99,7 @@ class Store:
         base = {"task": task.hash, "kind": task.kind, "experiment": task.experiment,
                 "settings": json.dumps(task.settings, sort_keys=True), "seconds": float(outcome.seconds),
                 "status": int(outcome.status), "worker": worker, "row": 0}
-        params = {k: (json.dumps(v) if isinstance(v, list) else v) for k, v in task.settings.items() if k != "kind"}
+        params = {k: (json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v) for k, v in task.settings.items() if k != "kind"}
         rows = []
         for i, row in enumerate(outcome.rows or [{}]):
             merged = {**base, "row": i, **params}
