@@ -119,4 +119,5 @@ bench-sa: build
 # Hostile-input harness (tests/fuzz): every reader and file-taking option of
 # the CLI fed every kind of damaged input (CI runs a fast slice in make test).
 fuzz: build
+	mkdir -p out
 	$(VPY) tests/fuzz/fuzz_cli.py --long --json out/fuzz.json

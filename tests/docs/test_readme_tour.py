@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Command -> why it is not run here, and what covers it.
 SLOW = {
     "ibcloud run --preset ft5832 --out results/":
-        "the main job takes minutes; `ibcloud run` itself is run by the docstring test of ibcloud.cli.run",
+        "the main job takes tens of minutes; `ibcloud run` itself is run by the docstring test of ibcloud.cli.run",
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -14,6 +15,7 @@ HERE = Path(__file__).parent
 def _harness():
     spec = importlib.util.spec_from_file_location("fuzz_cli", HERE / "fuzz_cli.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules["fuzz_cli"] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -73,6 +73,13 @@ def _worker_task(settings: dict) -> Any:
     return outcome, address
 
 
+def _running(waiting: dict) -> str:
+    """What is still running or queued, for progress lines: the first few tasks by name."""
+    names = [_describe(t) for t in list(waiting.values())[:3]]
+    more = len(waiting) - len(names)
+    return "; ".join(names) + (f"; and {more} more" if more > 0 else "")
+
+
 def _describe(task: Any) -> str:
     """A short name of a task for progress lines: experiment and its main settings."""
     keys = ("topology", "engine", "method", "pattern", "population", "seed")
@@ -137,7 +144,6 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
             from distributed import Client, LocalCluster, as_completed
 
             cluster = None
-            n = 0
             if scheduler is None:
                 n = workers or max(1, min(4, os.cpu_count() or 1))
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -158,7 +164,8 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
                                            retries=0)
                     by_key[future.key] = task
                     futures.append(future)
-                bar.running(f"{len(pending)} task(s) on " + (f"{n} local workers" if scheduler is None else scheduler))
+                waiting = dict(by_key)
+                bar.running(_running(waiting))
                 for future in as_completed(futures):
                     task = by_key[future.key]
                     try:
@@ -172,8 +179,8 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
                         problems += outcome.status != 0
                     future.release()
                     advance(task)
-                    left = len(pending) - ran - failed
-                    bar.running(f"{left} task(s) left" if left else "")
+                    waiting.pop(future.key, None)
+                    bar.running(_running(waiting))
             finally:
                 client.close()
                 if cluster is not None:
