@@ -5,6 +5,7 @@
 #   make run    build, then the tour: ft648 virtualized cloud routed, verified, migrated, analysed -> report/index.html
 #   make test   Rust tests, then Python tests
 #   make bench  the criterion benchmarks of the workspace
+#   make fuzz   every reader and file option of the CLI fed damaged input (tests/fuzz; minutes)
 #   make bench-opensm  routing side by side with OpenSM on ibsim (big trees; minutes)
 #   make bench-analysis  congestion analysis on ft11664 (10,000 bisections, one shift) vs plain Python
 #   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
@@ -35,7 +36,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -path '*/target' -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
 
-.PHONY: run test test-rust test-python bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch bench-sa bench-host bench-sm
+.PHONY: run test test-rust test-python fuzz bench bench-opensm bench-analysis bench-delay build venv system-deps clean bench-reconfig bench-netsim bench-pftree bench-vswitch bench-sa bench-host bench-sm
 
 run: system-deps build
 	$(VENV)/bin/ibcloud run
@@ -121,3 +122,9 @@ bench-pftree: build
 
 bench-sa: build
 	$(VPY) bench/sa_flood.py
+
+# Hostile-input harness (tests/fuzz): every reader and file-taking option of
+# the CLI fed every kind of damaged input (CI runs a fast slice in make test).
+fuzz: build
+	mkdir -p out
+	$(VPY) tests/fuzz/fuzz_cli.py --long --json out/fuzz.json

@@ -21,6 +21,7 @@ same numbers on any number of threads. docs/analysis.md has the definitions.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -250,7 +251,10 @@ class Analysis:
         if title:
             fig.suptitle(title)
         fig.tight_layout()
-        fig.savefig(os.fspath(path), dpi=110)
+        from ibcloud.safeio import atomic_path
+
+        with atomic_path(path, keep_suffix=True) as tmp:
+            fig.savefig(tmp, dpi=110)
         plt.close(fig)
 
     def __repr__(self) -> str:
@@ -319,47 +323,63 @@ def read_traffic_matrix(path: PathLike) -> Tuple[List[Tuple[int, int, float, int
     ...     read_traffic_matrix(p)
     ([(1, 2, 2.5, 0)], [2])
     """
+    from ibcloud.safeio import read_text
+
     name = os.fspath(path)
+    text = read_text(name)
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ParseError(f"{name}:{line}: NUL byte in a CSV file")
+    if not text.strip():
+        raise ParseError(f"{name}:1: empty traffic matrix, expected a header src,dst[,weight][,level]")
+    csv.field_size_limit(1 << 20)
+    try:
+        return _matrix_rows(name, csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as err:
+        raise ParseError(f"{name}: not a CSV traffic matrix: {err}") from None
+
+
+def _matrix_rows(name: str, reader: Any) -> Tuple[List[Tuple[int, int, float, int]], List[int]]:
+    from ibcloud.safeio import excerpt
+
     rows: List[Tuple[int, int, float, int]] = []
     lines: List[int] = []
-    with open(name, newline="") as fh:
-        reader = csv.reader(fh)
-        header: Optional[List[str]] = None
-        for record in reader:
-            line = reader.line_num
-            if not record or all(not c.strip() for c in record) or record[0].lstrip().startswith("#"):
-                continue
-            if header is None:
-                header = [c.strip().lower() for c in record]
-                unknown = [c for c in header if c not in ("src", "dst", "weight", "level")]
-                if unknown or "src" not in header or "dst" not in header:
-                    raise ParseError(f"{name}:{line}: the header must name src, dst and optionally weight, level "
-                                     f"(found {', '.join(header)})")
-                continue
-            if len(record) != len(header):
-                raise ParseError(f"{name}:{line}: expected {len(header)} fields, found {len(record)}")
-            cell = dict(zip(header, (c.strip() for c in record)))
+    header: Optional[List[str]] = None
+    for record in reader:
+        line = reader.line_num
+        if not record or all(not c.strip() for c in record) or record[0].lstrip().startswith("#"):
+            continue
+        if header is None:
+            header = [c.strip().lower() for c in record]
+            unknown = [c for c in header if c not in ("src", "dst", "weight", "level")]
+            if unknown or "src" not in header or "dst" not in header:
+                raise ParseError(f"{name}:{line}: the header must name src, dst and optionally weight, level "
+                                 f"(found {excerpt(', '.join(header))})")
+            continue
+        if len(record) != len(header):
+            raise ParseError(f"{name}:{line}: expected {len(header)} fields, found {len(record)}")
+        cell = dict(zip(header, (c.strip() for c in record)))
 
-            def lid(key: str) -> int:
-                v = cell[key]
-                if not _INT.match(v):
-                    raise ParseError(f"{name}:{line}: {key} '{v}' is not a LID")
-                n = int(v, 0) if v.lower().startswith("0x") else int(v)
-                if not 1 <= n <= 0xBFFF:
-                    raise ParseError(f"{name}:{line}: {key} {v} is not a unicast LID (1-0xbfff)")
-                return n
+        def lid(key: str) -> int:
+            v = cell[key]
+            if not _INT.match(v):
+                raise ParseError(f"{name}:{line}: {key} {excerpt(v)} is not a LID")
+            n = int(v, 0) if v.lower().startswith("0x") else int(v)
+            if not 1 <= n <= 0xBFFF:
+                raise ParseError(f"{name}:{line}: {key} {excerpt(v)} is not a unicast LID (1-0xbfff)")
+            return n
 
-            try:
-                weight = float(cell.get("weight", "1") or "1")
-            except ValueError:
-                raise ParseError(f"{name}:{line}: weight '{cell['weight']}' is not a number") from None
-            if not (weight > 0 and weight != float("inf")):
-                raise ParseError(f"{name}:{line}: weight {cell.get('weight')} is not a positive finite number")
-            level_text = cell.get("level", "0") or "0"
-            if not level_text.isdigit():
-                raise ParseError(f"{name}:{line}: level '{level_text}' is not a non-negative integer")
-            rows.append((lid("src"), lid("dst"), weight, int(level_text)))
-            lines.append(line)
+        try:
+            weight = float(cell.get("weight", "1") or "1")
+        except ValueError:
+            raise ParseError(f"{name}:{line}: weight {excerpt(cell['weight'])} is not a number") from None
+        if not (weight > 0 and weight != float("inf")):
+            raise ParseError(f"{name}:{line}: weight {excerpt(cell.get('weight', ''))} is not a positive finite number")
+        level_text = cell.get("level", "0") or "0"
+        if not (level_text.isascii() and level_text.isdigit() and len(level_text) < 10):
+            raise ParseError(f"{name}:{line}: level {excerpt(level_text)} is not a non-negative integer")
+        rows.append((lid("src"), lid("dst"), weight, int(level_text)))
+        lines.append(line)
     if header is None:
         raise ParseError(f"{name}:1: empty traffic matrix (expected a header src,dst[,weight][,level])")
     return rows, lines

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from ibcloud import _native
+from ibcloud.safeio import names_overflow
 
 if TYPE_CHECKING:
     from ibcloud.fabric import Fabric
@@ -107,6 +108,7 @@ class FatTreeParams:
         """
         return cls._from_native(_native.FatTreeParams.k_ary_n_tree(k, n))
 
+    @names_overflow
     def with_radix(self, radix: int) -> FatTreeParams:
         """The same tree on switches of ``radix`` ports (unused ports stay free).
 

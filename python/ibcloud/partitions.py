@@ -183,7 +183,9 @@ class PartitionConfig:
         >>> PartitionConfig.read(p).partitions[0].name
         'a'
         """
-        Path(path).write_text(self.to_text())
+        from ibcloud.safeio import atomic_write
+
+        atomic_write(path, self.to_text())
 
     def resolve(self, fabric: "Fabric", strict: bool = False) -> Tuple["pandas.DataFrame", List[str]]:
         """Members per partition on ``fabric`` as a DataFrame (``partition``,
@@ -387,8 +389,10 @@ def write_qos(pkey_sls: Sequence[Tuple[int, int]], directory: PathLike, max_vls:
     conf, policy = _native.qos_files(list(pkey_sls), max_vls)
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "opensm-qos.conf").write_text(conf)
-    (d / "qos-policy.conf").write_text(policy)
+    from ibcloud.safeio import atomic_write
+
+    atomic_write(d / "opensm-qos.conf", conf)
+    atomic_write(d / "qos-policy.conf", policy)
     return d / "opensm-qos.conf", d / "qos-policy.conf"
 
 

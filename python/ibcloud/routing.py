@@ -133,8 +133,10 @@ def read_guid_list(path: PathLike) -> List[int]:
     ...     print(str(e).endswith("roots:1: '0xZZ' is not a GUID"))
     True
     """
+    from ibcloud.safeio import excerpt, read_text
+
     guids = []
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
@@ -143,8 +145,10 @@ def read_guid_list(path: PathLike) -> List[int]:
             if not 0 < guid < 1 << 64:
                 raise ValueError
         except ValueError:
-            raise ParseError(f"{os.fspath(path)}:{number}: '{text}' is not a GUID") from None
+            raise ParseError(f"{os.fspath(path)}:{number}: {excerpt(text)} is not a GUID") from None
         guids.append(guid)
+    if not guids:
+        raise ParseError(f"{os.fspath(path)}:1: no GUIDs (an empty or comment-only file)")
     return guids
 
 

@@ -88,7 +88,35 @@ def read_path_sls(path: Union[str, "os.PathLike[str]"], opensm_log: bool = False
     >>> read_path_sls(p).num_sls == r.path_sls.num_sls
     True
     """
-    return _native.read_path_sls(os.fspath(path), opensm_log)
+    return _native.read_path_sls(os.fspath(path), opensm_log)  # an empty file is an error there
+
+
+def read_path_sls_any(path: Union[str, "os.PathLike[str]"]) -> _native.PathSls:
+    """Path SLs from either file :func:`read_path_sls` reads: an
+    ``ibcloud-path-sls.dump``, or else OpenSM's log (``-D 0x4b``); an error
+    names what was expected of both.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "osm.log"
+    >>> _ = p.write_text("no SLs here\\n")
+    >>> read_path_sls_any(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ibcloud.exceptions.ParseError: ...osm.log...
+    """
+    from ibcloud.exceptions import ParseError
+
+    try:
+        return read_path_sls(path)
+    except ParseError as as_dump:
+        try:
+            sls = read_path_sls(path, opensm_log=True)
+        except ParseError:
+            raise as_dump from None
+        if sls.num_sls == 0:  # a log without SL lines says nothing: not "every path on SL 0"
+            raise ParseError(f"{os.fspath(path)}: neither an ibcloud-path-sls.dump ({as_dump}) nor an OpenSM log "
+                             "with path SLs (run OpenSM with -D 0x4b)") from None
+        return sls
 
 
 def write_fdbs(tables: ForwardingTables, path: Union[str, "os.PathLike[str]"]) -> None:

@@ -59,6 +59,24 @@ window.addEventListener('load', () => {
   b.setAttribute('data-tables-visible', Array.from(document.querySelectorAll('table'))
     .filter(t => t.getBoundingClientRect().height > 0).length);
   b.setAttribute('data-rows', document.querySelectorAll('tbody tr').length);
+  // A plot has data when it draws in colour: an empty matplotlib frame is
+  // only black, grey and white (axes, ticks, labels).
+  let withData = 0;
+  for (const img of imgs) {
+    if (!(img.complete && img.naturalWidth > 0)) continue;
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    const px = ctx.getImageData(0, 0, c.width, c.height).data;
+    let coloured = 0;
+    for (let i = 0; i < px.length; i += 4) {
+      const r = px[i], g = px[i + 1], bl = px[i + 2];
+      if (Math.max(r, g, bl) - Math.min(r, g, bl) > 40) coloured++;
+    }
+    if (coloured > 200) withData++;
+  }
+  b.setAttribute('data-images-with-data', withData);
 });
 </script>"""
 
@@ -70,7 +88,8 @@ def _open(page: Path) -> tuple:
     probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
     proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                            "--user-data-dir=" + str(page.parent / ".chromium"), "--enable-logging=stderr", "--v=0",
-                           "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+                           "--virtual-time-budget=5000", "--allow-file-access-from-files", "--dump-dom",
+                           probe.as_uri()],
                           capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", proc.stdout)
@@ -101,8 +120,12 @@ def test_report_renders_in_headless_chromium(tmp_path, capsys):
     attrs, console = _open(page)
     assert console == []
     assert attrs["images"] == len(images) and attrs["images-ok"] == attrs["images"]
+    assert attrs["images-with-data"] == attrs["images"], "a plot of the report is empty"
     assert attrs["tables"] >= 8 and attrs["tables-visible"] == attrs["tables"]
     assert attrs["rows"] > 20
+    # rows are ordered by the parameters, times carry their unit
+    assert "<th>route (ms)</th>" in text and "<th>time (s)</th>" in text
+    assert text.index("<td class=\"l\">ftree</td>") < text.index("<td class=\"l\">minhop</td>")
 
     # negative control: a broken image and a script error are caught
     broken = page.with_name("broken.html")
@@ -111,6 +134,21 @@ def test_report_renders_in_headless_chromium(tmp_path, capsys):
     attrs, console = _open(broken)
     assert attrs["images-ok"] == attrs["images"] - 1
     assert any("undefinedFunction" in line for line in console), console
+
+    # negative control: an empty plot (axes without data) is caught
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.set_xlabel("migrations done (%)")
+    fig.savefig(page.parent / "img" / "empty.png", dpi=90)
+    plt.close(fig)
+    empty = page.with_name("empty.html")
+    empty.write_text(text.replace(images[0], "img/empty.png", 1))
+    attrs, _ = _open(empty)
+    assert attrs["images-ok"] == attrs["images"] and attrs["images-with-data"] == attrs["images"] - 1
 
 
 def test_report_of_a_missing_directory_is_bad_input(tmp_path, capsys):

@@ -149,16 +149,95 @@ pub struct ParseError {
 }
 
 impl ParseError {
-    /// Builds an error for `file:line`.
+    /// Builds an error for `file:line`. The problem text is made safe for a
+    /// terminal here, whatever the caller quoted: control characters escaped,
+    /// at most [`MESSAGE_CHARS`] characters (see [`excerpt`]).
     pub fn new(file: &str, line: usize, problem: impl Into<String>) -> Self {
         Self {
             location: Location {
-                file: file.to_owned(),
+                file: bounded(file, MESSAGE_CHARS),
                 line,
             },
-            problem: problem.into(),
+            problem: bounded(&problem.into(), MESSAGE_CHARS),
         }
     }
+}
+
+/// Characters of file content an error message quotes at most.
+pub const EXCERPT_CHARS: usize = 60;
+/// Characters of one error message at most (the backstop behind [`excerpt`]).
+pub const MESSAGE_CHARS: usize = 2000;
+
+fn escape_into(out: &mut String, c: char, backslash: bool) {
+    use std::fmt::Write;
+    match c {
+        '\\' if backslash => out.push_str("\\\\"),
+        '\t' => out.push_str("\\t"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        c if (c as u32) < 0x20 || (0x7f..0xa0).contains(&(c as u32)) => {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        '\u{2028}' | '\u{2029}' | '\u{feff}' => {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// File content quoted for an error message: escaped, at most
+/// [`EXCERPT_CHARS`] characters, and the full length when cut. The Python
+/// layer quotes with the same rule (`ibcloud.safeio.excerpt`).
+///
+/// ```
+/// use ibcloud_fabric::error::excerpt;
+/// assert_eq!(excerpt("0x1 2"), "'0x1 2'");
+/// assert_eq!(excerpt("a\u{1b}[2J"), "'a\\x1b[2J'");
+/// assert!(excerpt(&"x".repeat(10_000)).ends_with("... (10,000 characters)"));
+/// ```
+pub fn excerpt(text: &str) -> String {
+    let mut out = String::from("'");
+    for (count, c) in text.chars().enumerate() {
+        if count == EXCERPT_CHARS {
+            let total = text.chars().count();
+            out.push_str("'... (");
+            out.push_str(&thousands(total));
+            out.push_str(" characters)");
+            return out;
+        }
+        escape_into(&mut out, c, true);
+    }
+    out.push('\'');
+    out
+}
+
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A whole message made safe for a terminal: control characters escaped
+/// (backslashes are left alone: the message may quote an [`excerpt`]), at
+/// most `limit` characters.
+pub fn bounded(message: &str, limit: usize) -> String {
+    let mut out = String::with_capacity(message.len().min(limit + 32));
+    for (i, c) in message.chars().enumerate() {
+        if i == limit {
+            out.push_str("... (");
+            out.push_str(&thousands(message.chars().count()));
+            out.push_str(" characters)");
+            break;
+        }
+        escape_into(&mut out, c, false);
+    }
+    out
 }
 
 /// Any error of the fabric layer.

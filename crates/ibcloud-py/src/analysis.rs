@@ -294,7 +294,7 @@ pub(crate) fn pattern_names() -> Vec<&'static str> {
 #[pyfunction]
 pub(crate) fn read_node_order(py: Python<'_>, path: PathBuf) -> PyResult<Vec<u64>> {
     Ok(detached(py, || -> Result<Vec<u64>, FabricError> {
-        let text = std::fs::read_to_string(&path).map_err(|e| FabricError::io(&path, e))?;
+        let text = ibcloud_fabric::formats::read_text(std::path::Path::new(&path))?;
         let entries = node_order::parse(&text, &path.display().to_string())?;
         Ok(entries
             .into_iter()
@@ -337,7 +337,6 @@ pub(crate) fn write_ftree_ca_order(
             order.iter().zip(&descs).map(|(&l, d)| (l, d.as_str())),
         )
         .map_err(|e| FabricError::io(&path, e))?;
-        std::fs::write(&path, buf).map_err(|e| FabricError::io(&path, e))?;
-        Ok(())
+        Ok(ibcloud_fabric::formats::write_atomic(&path, &buf)?)
     })?)
 }

@@ -5,7 +5,7 @@ use crate::error::{detached, PyIbcloudErr};
 use crate::exceptions;
 use crate::fabric::PyFabric;
 use crate::lids::to_guid2lid;
-use ibcloud_fabric::formats::{guid2lid, lfts_dump};
+use ibcloud_fabric::formats::{guid2lid, lfts_dump, write_atomic_with};
 use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::{Fabric, FabricError, Guid, Lid, NodeId};
 use pyo3::prelude::*;
@@ -146,9 +146,10 @@ impl PyForwardingTables {
     fn write_opensm(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let (inner, fabric) = (&self.inner, &self.fabric);
         Ok(detached(py, || -> Result<(), FabricError> {
-            let mut out = Vec::new();
-            lfts_dump::write(fabric, inner, &mut out).map_err(|e| FabricError::io(&path, e))?;
-            std::fs::write(&path, out).map_err(|e| FabricError::io(&path, e))
+            // Streamed into a temporary file, renamed when complete: memory
+            // does not grow with the fabric, and an interrupted write never
+            // leaves a truncated dump in place of a good one.
+            write_atomic_with(&path, |mut w| lfts_dump::write(fabric, inner, &mut w))
         })?)
     }
 
@@ -166,7 +167,7 @@ impl PyForwardingTables {
 }
 
 fn read_text(path: &PathBuf) -> Result<String, PyIbcloudErr> {
-    std::fs::read_to_string(path).map_err(|e| FabricError::io(path, e).into())
+    ibcloud_fabric::formats::read_text(std::path::Path::new(path)).map_err(Into::into)
 }
 
 /// Reads `opensm-lfts.dump` for `fabric` (switches matched by GUID; the dump's
@@ -179,8 +180,14 @@ pub(crate) fn read_lfts(
 ) -> PyResult<PyForwardingTables> {
     let f = &fabric.inner;
     let inner = detached(py, || -> Result<ForwardingTables, PyIbcloudErr> {
-        let text = read_text(&path)?;
-        Ok(lfts_dump::parse(&text, &path.display().to_string())?.to_tables(f)?)
+        // Streamed: memory is the tables, not the (possibly GB-sized) file.
+        let file = std::fs::File::open(&path).map_err(|e| FabricError::io(&path, e))?;
+        let reader = std::io::BufReader::with_capacity(1 << 20, file);
+        Ok(lfts_dump::read_tables(
+            reader,
+            &path.display().to_string(),
+            f,
+        )?)
     })?;
     Ok(PyForwardingTables {
         inner,
@@ -210,8 +217,6 @@ pub(crate) fn write_guid2lid(
 ) -> PyResult<()> {
     let map = to_guid2lid(map);
     Ok(detached(py, || -> Result<(), FabricError> {
-        let mut out = Vec::new();
-        guid2lid::write(&map, &mut out).map_err(|e| FabricError::io(&path, e))?;
-        std::fs::write(&path, out).map_err(|e| FabricError::io(&path, e))
+        write_atomic_with(&path, |mut w| guid2lid::write(&map, &mut w))
     })?)
 }

@@ -232,7 +232,7 @@ impl PyPartitionConfig {
 #[pyfunction]
 pub(crate) fn read_partitions_conf(py: Python<'_>, path: PathBuf) -> PyResult<PyPartitionConfig> {
     let text = detached(py, || {
-        std::fs::read_to_string(&path).map_err(|e| FabricError::io(&path, e))
+        ibcloud_fabric::formats::read_text(std::path::Path::new(&path))
     })?;
     PyPartitionConfig::parse(&text, &path.display().to_string())
 }
@@ -498,7 +498,7 @@ pub(crate) fn learn_weights(
 #[pyfunction]
 pub(crate) fn read_weights(py: Python<'_>, path: PathBuf) -> PyResult<Vec<(u64, f64)>> {
     Ok(detached(py, || -> Result<_, FabricError> {
-        let text = std::fs::read_to_string(&path).map_err(|e| FabricError::io(&path, e))?;
+        let text = ibcloud_fabric::formats::read_text(std::path::Path::new(&path))?;
         let w = weights::parse(&text, &path.display().to_string())
             .map_err(|e: ParseError| FabricError::from(e))?;
         Ok(w.into_iter().map(|(g, x)| (g.0, x)).collect())
@@ -536,12 +536,9 @@ pub(crate) fn write_ibdmchk_sl_files(
 ) -> PyResult<()> {
     let (fabric, sls) = (&tables.fabric, &path_sls.inner);
     Ok(detached(py, || -> Result<(), FabricError> {
-        let mut out = std::io::BufWriter::new(
-            std::fs::File::create(&psl).map_err(|e| FabricError::io(&psl, e))?,
-        );
-        ibcloud_routing::verify::ibdmchk::write_psl(fabric, sls, &mut out)
-            .and_then(|_| std::io::Write::flush(&mut out))
-            .map_err(|e| FabricError::io(&psl, e))?;
+        ibcloud_fabric::formats::write_atomic_with(&psl, |mut w| {
+            ibcloud_routing::verify::ibdmchk::write_psl(fabric, sls, &mut w)
+        })?;
         let mut buf = Vec::new();
         ibcloud_routing::verify::ibdmchk::write_sl2vl(
             fabric,
@@ -549,7 +546,7 @@ pub(crate) fn write_ibdmchk_sl_files(
             &mut buf,
         )
         .map_err(|e| FabricError::io(&sl2vl, e))?;
-        std::fs::write(&sl2vl, buf).map_err(|e| FabricError::io(&sl2vl, e))
+        ibcloud_fabric::formats::write_atomic(&sl2vl, &buf)
     })?)
 }
 

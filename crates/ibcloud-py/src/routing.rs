@@ -6,6 +6,7 @@ use crate::fabric::PyFabric;
 use crate::lft::PyForwardingTables;
 use ibcloud_fabric::formats::fdbs;
 use ibcloud_fabric::formats::native;
+use ibcloud_fabric::formats::{write_atomic, write_atomic_with};
 use ibcloud_fabric::{FabricError, Guid};
 use ibcloud_routing::verify::{self, VerifyOptions};
 use ibcloud_routing::{registry, sl_dump, EngineOptions, PathSls, Sl2Vl};
@@ -45,9 +46,7 @@ impl PyPathSls {
             sl_dump::Mode::Full
         };
         Ok(detached(py, || -> Result<(), FabricError> {
-            let mut out = Vec::new();
-            sl_dump::write(inner, &mut out, mode).map_err(|e| FabricError::io(&path, e))?;
-            std::fs::write(&path, out).map_err(|e| FabricError::io(&path, e))
+            write_atomic_with(&path, |mut w| sl_dump::write(inner, &mut w, mode))
         })?)
     }
 
@@ -70,7 +69,7 @@ pub(crate) fn read_path_sls(
     opensm_log: bool,
 ) -> PyResult<PyPathSls> {
     let inner = detached(py, || -> Result<PathSls, FabricError> {
-        let text = std::fs::read_to_string(&path).map_err(|e| FabricError::io(&path, e))?;
+        let text = ibcloud_fabric::formats::read_text(std::path::Path::new(&path))?;
         let file = path.display().to_string();
         if opensm_log {
             sl_dump::parse_opensm_log(&text, &file)
@@ -167,9 +166,7 @@ pub(crate) fn write_fdbs(
 ) -> PyResult<()> {
     let (fabric, inner) = (&tables.fabric, &tables.inner);
     Ok(detached(py, || -> Result<(), FabricError> {
-        let mut out = Vec::new();
-        fdbs::write(fabric, inner, &mut out).map_err(|e| FabricError::io(&path, e))?;
-        std::fs::write(&path, out).map_err(|e| FabricError::io(&path, e))
+        write_atomic_with(&path, |mut w| fdbs::write(fabric, inner, &mut w))
     })?)
 }
 
@@ -201,8 +198,7 @@ pub(crate) fn write_native_with_tables(
 ) -> PyResult<()> {
     let (fabric, inner) = (&tables.fabric, &tables.inner);
     Ok(detached(py, || -> Result<(), FabricError> {
-        std::fs::write(&path, native::encode(fabric, Some(inner)))
-            .map_err(|e| FabricError::io(&path, e))
+        write_atomic(&path, &native::encode(fabric, Some(inner)))
     })?)
 }
 

@@ -394,8 +394,8 @@ impl Metabase {
 
     /// Writes the on-disk form.
     pub fn save(&self, path: &std::path::Path) -> Result<(), ReconfigError> {
-        std::fs::write(path, self.to_bytes()?)
-            .map_err(|e| ReconfigError::Input(format!("{}: {e}", path.display())))
+        ibcloud_fabric::formats::write_atomic(path, &self.to_bytes()?)
+            .map_err(|e| ReconfigError::Input(e.to_string()))
     }
 
     /// Reads a metabase file for `fabric`.

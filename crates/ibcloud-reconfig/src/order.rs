@@ -98,8 +98,12 @@ pub fn resolve(
 /// Reads an order file (GUIDs, LIDs or an ftree CA-order dump).
 pub fn read_order_file(fabric: &Fabric, path: &std::path::Path) -> Result<Vec<Lid>, ReconfigError> {
     let name = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| ReconfigError::Input(format!("{name}: {e}")))?;
+    let text = ibcloud_fabric::formats::read_text(path).map_err(|e| match e {
+        ibcloud_fabric::FabricError::Io { source, .. } => {
+            ReconfigError::Input(format!("{name}: {source}"))
+        }
+        other => ReconfigError::BadOrder(other.to_string()),
+    })?;
     let entries = parse(&text, &name).map_err(|e| ReconfigError::BadOrder(e.to_string()))?;
     resolve(fabric, &entries, &name)
 }

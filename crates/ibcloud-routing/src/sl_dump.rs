@@ -166,6 +166,9 @@ fn parse_route(rest: &str, file: &str, no: usize) -> Result<(Lid, Lid, u8), Pars
 }
 
 fn read(text: &str, file: &str, log: bool) -> Result<PathSls, FabricError> {
+    if text.trim().is_empty() {
+        return Err(ParseError::new(file, 1, "empty file: no path SLs").into());
+    }
     let mut header: Option<BTreeSet<Lid>> = None;
     let mut pairs: BTreeMap<(Lid, Lid), (u8, usize)> = BTreeMap::new();
     for (i, raw) in text.lines().enumerate() {
@@ -186,7 +189,10 @@ fn read(text: &str, file: &str, log: bool) -> Result<PathSls, FabricError> {
                 return Err(ParseError::new(
                     file,
                     no,
-                    format!("expected a '{MARKER}...' line, found '{line}'"),
+                    format!(
+                        "expected a '{MARKER}...' line, found {}",
+                        ibcloud_fabric::error::excerpt(line)
+                    ),
                 )
                 .into());
             }

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from ibcloud.campaign.store import Store
+from ibcloud.exceptions import CampaignError
+from ibcloud.safeio import atomic_path, atomic_write
 
 __all__ = ["render"]
 
@@ -51,17 +53,48 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 0.85em; 
 """
 
 
+#: Column name endings that carry a unit, and how the header shows it.
+_UNITS = (("_ms", "ms"), ("_us", "µs"), ("_seconds", "s"), ("_gbps", "Gb/s"), ("_pct", "%"), ("_bytes", "bytes"))
+
+
+def _header(column: str) -> str:
+    """A column name with its unit spelt out: ``route_ms`` → ``route (ms)``.
+
+    >>> _header("route_ms"), _header("seconds"), _header("ebb_mean")
+    ('route (ms)', 'time (s)', 'ebb_mean')
+    """
+    if column == "seconds":
+        return "time (s)"
+    for suffix, unit in _UNITS:
+        if column.endswith(suffix) and len(column) > len(suffix):
+            return f"{column[: -len(suffix)]} ({unit})"
+    return column
+
+
+def _number(column: str, value: float) -> str:
+    """Times with a fixed number of decimals, other values with 4 significant digits.
+
+    >>> _number("route_ms", 12.345678), _number("seconds", 0.0123), _number("ebb_mean", 0.876543)
+    ('12.35', '0.012', '0.8765')
+    """
+    if value != value:  # NaN
+        return ""
+    if column == "seconds" or column.endswith(("_ms", "_us", "_seconds")):
+        return f"{value:,.3f}" if abs(value) < 1 else f"{value:,.2f}"
+    return f"{value:.4g}"
+
+
 def _table(frame: Any, cls: str = "results", limit: int = 500) -> str:
     if frame is None or len(frame) == 0:
         return "<p>(no rows)</p>"
     frame = frame.head(limit)
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th>{html.escape(_header(str(c)))}</th>" for c in frame.columns)
     body = []
     for row in frame.itertuples(index=False):
         cells = []
-        for value in row:
+        for column, value in zip(frame.columns, row):
             if isinstance(value, float):
-                text = f"{value:.6g}"
+                text = _number(str(column), value)
             elif value is None:
                 text = ""
             else:
@@ -77,17 +110,52 @@ def _table(frame: Any, cls: str = "results", limit: int = 500) -> str:
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
+def _sorted(frame: Any, params: List[str]) -> Any:
+    """Rows in the order a reader looks for them: by the experiment's
+    parameters (as written), then row number — not by task hash."""
+    keys = [c for c in params if c in frame and frame[c].map(lambda v: isinstance(v, (list, dict))).sum() == 0]
+    keys += [c for c in ("row",) if c in frame]
+    if not keys:
+        return frame
+    try:
+        return frame.sort_values(keys, kind="stable", na_position="last")
+    except TypeError:  # mixed types in a parameter column
+        return frame.sort_values(keys, key=lambda col: col.astype(str), kind="stable")
+
+
 def _clean(frame: Any) -> Any:
     keep = [c for c in frame.columns if c not in _META and not frame[c].isna().all()]
     return frame[keep]
 
 
-def _save(fig: Any, path: Path) -> None:
+def _has_data(fig: Any) -> bool:
+    """Whether every axes of ``fig`` draws at least one finite value (a bar
+    or a line point): a plot of NaN columns is an empty frame, not a plot."""
+    import math
+
+    for ax in fig.axes:
+        values = [p.get_height() for p in ax.patches]
+        for line in ax.get_lines():
+            values.extend(float(v) for v in line.get_ydata() if v is not None)
+        if not any(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+            return False
+    return bool(fig.axes)
+
+
+def _save(fig: Any, path: Path) -> bool:
+    """Writes ``fig`` to ``path`` (atomically) when it has data; returns whether it did."""
     import matplotlib.pyplot as plt
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90, bbox_inches="tight")
-    plt.close(fig)
+    from ibcloud.safeio import atomic_path
+
+    try:
+        if not _has_data(fig):
+            return False
+        with atomic_path(path, keep_suffix=True) as tmp:
+            fig.savefig(tmp, format="png", dpi=90, bbox_inches="tight")
+        return True
+    finally:
+        plt.close(fig)
 
 
 def _plots(kind: str, frame: Any, out: Path, stem: str) -> List[Path]:
@@ -111,8 +179,8 @@ def _plots(kind: str, frame: Any, out: Path, stem: str) -> List[Path]:
             ax.set_ylabel("mean effective bisection bandwidth")
             ax.legend(fontsize=6)
             path = out / f"{stem}-ebb.png"
-            _save(fig, path)
-            made.append(path)
+            if _save(fig, path):
+                made.append(path)
         summary = frame[frame.record == "summary"]
         cols = [c for c in ("itrc_switch_smps_mean", "minrc_switch_smps_mean", "full_switch_smps_mean")
                 if c in summary]
@@ -125,8 +193,8 @@ def _plots(kind: str, frame: Any, out: Path, stem: str) -> List[Path]:
             ax.set_ylabel("mean per migration")
             ax.tick_params(axis="x", labelrotation=30, labelsize=7)
             path = out / f"{stem}-migration.png"
-            _save(fig, path)
-            made.append(path)
+            if _save(fig, path):
+                made.append(path)
     elif kind == "analyze" and "ebb_mean" in frame:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         labels = [f"{r.topology}/{r.engine}/s{r.seed}" for r in frame.itertuples()]
@@ -135,8 +203,8 @@ def _plots(kind: str, frame: Any, out: Path, stem: str) -> List[Path]:
         ax.set_ylim(0, 1.05)
         ax.tick_params(axis="x", labelrotation=30, labelsize=7)
         path = out / f"{stem}-ebb.png"
-        _save(fig, path)
-        made.append(path)
+        if _save(fig, path):
+            made.append(path)
     elif kind == "migrate" and "record" in frame:
         summary = frame[frame.record == "summary"]
         cols = [("itrc_switch_smps_mean", "ItRC"), ("ftree_minrc_switch_smps_mean", "FTreeMinRC"),
@@ -156,8 +224,8 @@ def _plots(kind: str, frame: Any, out: Path, stem: str) -> List[Path]:
                    color=["#4a7", "#47a", "#a74"][:len(times)])
             bx.set_ylabel("predicted reconfiguration time (ms)")
             path = out / f"{stem}-methods.png"
-            _save(fig, path)
-            made.append(path)
+            if _save(fig, path):
+                made.append(path)
     elif kind == "route" and "route_ms" in frame and len(frame) > 1:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         labels = [f"{r.topology}/{r.engine}" for r in frame.itertuples()]
@@ -165,12 +233,12 @@ def _plots(kind: str, frame: Any, out: Path, stem: str) -> List[Path]:
         ax.set_ylabel("routing time (ms)")
         ax.tick_params(axis="x", labelrotation=30, labelsize=7)
         path = out / f"{stem}-route.png"
-        _save(fig, path)
-        made.append(path)
+        if _save(fig, path):
+            made.append(path)
     return made
 
 
-def _reproduction(frame: Any, root: Path, out: Path) -> str:
+def _reproduction(frame: Any, root: Path, out: Path, made: Optional[List[Path]] = None) -> str:
     parts: List[str] = []
     for task, group in frame.groupby("task", sort=True):
         summary = group[group.record == "summary"].iloc[0] if "record" in group else group.iloc[0]
@@ -193,8 +261,10 @@ def _reproduction(frame: Any, root: Path, out: Path) -> str:
         if files.is_dir():
             for png in sorted(files.rglob("*.png")):
                 rel = Path("files") / str(task) / png.relative_to(files)
-                (out / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(png, out / rel)
+                with atomic_path(out / rel) as tmp:
+                    shutil.copyfile(png, tmp)
+                if made is not None:
+                    made.append(out / rel)
                 parts.append(f'<figure><img src="{html.escape(rel.as_posix())}" alt="{html.escape(png.stem)}">'
                              f"<figcaption>{html.escape(png.name)}</figcaption></figure>")
     return "\n".join(parts)
@@ -221,28 +291,59 @@ def _paper_tables(data: Any) -> str:
     return "\n".join(parts)
 
 
+#: Lists the files the last render wrote, so the next one removes only those it no longer makes.
+MANIFEST = ".ibcloud-report.json"
+
+
+def _check_out(out: Path, force: bool) -> List[str]:
+    """The files an earlier render wrote into ``out``; refuses a folder whose
+    index.html ibcloud did not write (unless ``force``)."""
+    manifest = out / MANIFEST
+    if manifest.exists():
+        try:
+            files = json.loads(manifest.read_text()).get("files", [])
+            return [f for f in files if isinstance(f, str) and ".." not in Path(f).parts]
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            return []
+    page = out / "index.html"
+    if page.exists() and not force:
+        head = page.read_bytes()[:4096]
+        if b'content="ibcloud"' not in head and b"Every task's resolved settings" not in page.read_bytes():
+            raise CampaignError(f"{page}: exists and was not written by ibcloud; give another report directory, "
+                                "or --force to overwrite it")
+    return []
+
+
 def render(results: Union[str, os.PathLike], out: Union[str, os.PathLike], title: Optional[str] = None,
-           summary_html: str = "") -> Path:
+           summary_html: str = "", force: bool = False) -> Path:
     """Writes ``out``/index.html (and its PNGs) for the results directory
     ``results``; returns the page's path. ``summary_html`` goes at the top.
+
+    Every file is written under a temporary name and renamed; plots an
+    earlier render made that this one does not are removed (the list is kept
+    in ``out``/.ibcloud-report.json), nothing else is. An index.html that
+    ibcloud did not write is not overwritten unless ``force``.
 
     >>> import tempfile
     >>> render(tempfile.mkdtemp(), tempfile.mkdtemp()).name
     'index.html'
     """
     store = Store(results)
+    frame = store.frame()  # before anything is written: a damaged store is an error, not a half report
     out = Path(out)
+    earlier = _check_out(out, force)
     out.mkdir(parents=True, exist_ok=True)
     (out / "img").mkdir(exist_ok=True)
+    made: List[Path] = []
     root = store.path
     meta: Dict[str, Any] = json.loads((root / "tasks.json").read_text()) if (root / "tasks.json").exists() else {}
     vers = json.loads((root / "versions.json").read_text()) if (root / "versions.json").exists() else {}
-    frame = store.frame()
     name = title or meta.get("name", root.name)
     total = len(meta.get("tasks", []))
     finished = len(store.finished())
     failures = store.failures()
-    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(name)}</title>"
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"<meta name=\"generator\" content=\"ibcloud\"><title>{html.escape(name)}</title>"
              f"<style>{_CSS}</style></head><body>", f"<h1>{html.escape(name)}</h1>"]
     if meta.get("description"):
         parts.append(f"<p>{html.escape(meta['description'])}</p>")
@@ -263,15 +364,17 @@ def render(results: Union[str, os.PathLike], out: Union[str, os.PathLike], title
             parts.append(f"<h2>{html.escape(experiment)} <small>({html.escape(kind)}, "
                          f"{rows.task.nunique()} task(s))</small></h2>")
             if kind == "reproduce":
-                parts.append(_reproduction(rows, root, out))
+                parts.append(_reproduction(rows, root, out, made))
                 continue
-            for png in _plots(kind, rows, out / "img", f"{i:02d}-{experiment}"):
+            plotted = rows[[c for c in rows.columns if not rows[c].isna().all()]]
+            for png in _plots(kind, plotted, out / "img", f"{i:02d}-{experiment}"):
+                made.append(png)
                 rel = png.relative_to(out).as_posix()
                 parts.append(f'<figure><img src="{html.escape(rel)}" alt="{html.escape(png.stem)}"></figure>')
             params = [c for c in _params(rows) if c in rows]
-            per_task = rows.drop_duplicates("task")[["task"] + params + ["seconds", "status"]]
+            per_task = _sorted(rows.drop_duplicates("task")[["task"] + params + ["seconds", "status"]], params)
             parts.append("<h3>tasks</h3>" + _table(per_task, "tasks"))
-            results = rows.drop(columns=[c for c in params + ["seconds", "status"] if c in rows])
+            results = _sorted(rows, params).drop(columns=[c for c in params + ["seconds", "status"] if c in rows])
             if "task" in results and results.task.nunique() == 1:
                 results = results.drop(columns=["task"])
             else:
@@ -300,5 +403,9 @@ def render(results: Union[str, os.PathLike], out: Union[str, os.PathLike], title
                                                "versions"))
     parts.append("</body></html>")
     page = out / "index.html"
-    page.write_text("\n".join(parts))
+    atomic_write(page, "\n".join(parts))
+    written = sorted({p.relative_to(out).as_posix() for p in made if p.is_relative_to(out)} | {"index.html"})
+    for stale in set(earlier) - set(written):
+        (out / stale).unlink(missing_ok=True)
+    atomic_write(out / MANIFEST, json.dumps({"files": written}, indent=1))
     return page

@@ -73,24 +73,31 @@ def _worker_task(settings: dict) -> Any:
     return outcome, address
 
 
-def _progress(enabled: bool, total: int, label: str) -> Any:
-    from contextlib import nullcontext
+def _running(waiting: dict) -> str:
+    """What is still running or queued, for progress lines: the first few tasks by name."""
+    names = [_describe(t) for t in list(waiting.values())[:3]]
+    more = len(waiting) - len(names)
+    return "; ".join(names) + (f"; and {more} more" if more > 0 else "")
 
-    if not enabled or total == 0:
-        return nullcontext(None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    transient=False)
+def _describe(task: Any) -> str:
+    """A short name of a task for progress lines: experiment and its main settings."""
+    keys = ("topology", "engine", "method", "pattern", "population", "seed")
+    shown = ", ".join(f"{task.settings[k]}" for k in keys if k in task.settings)
+    return f"{task.experiment} ({task.kind}{': ' + shown if shown else ''})"
 
 
 def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str] = None,
-        workers: Optional[int] = None, progress: bool = True, retry_failed: bool = True) -> RunSummary:
+        workers: Optional[int] = None, progress: Union[bool, str] = True, retry_failed: bool = True,
+        force: bool = False) -> RunSummary:
     """Runs ``campaign``'s unfinished tasks and stores their results in
     ``results``. ``scheduler``: None for a local cluster of ``workers``
     processes (default: the number of CPUs, at most 4), ``tcp://HOST:PORT``
     for a running Dask scheduler, or ``"inline"`` to run in this process
-    without Dask (for debugging).
+    without Dask (for debugging). ``progress``: True (a bar on a terminal,
+    periodic plain lines on stderr elsewhere), False, or a
+    :class:`~ibcloud.progress.Reporter` mode. A directory holding another
+    campaign's results is refused unless ``force`` (:meth:`Store.check_owner`).
 
     >>> import tempfile
     >>> from ibcloud.campaign.spec import parse
@@ -100,24 +107,29 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
     >>> run(c, d, scheduler="inline", progress=False).skipped
     1
     """
+    from ibcloud.progress import Reporter
+
+    if workers is not None and workers < 1:
+        raise CampaignError(f"workers = {workers}: a local cluster needs at least 1 worker")
     start = time.perf_counter()
     store = Store(results)
+    store.check_owner(campaign, force=force)
     store.save_campaign(campaign)
     done = store.finished()
     pending = [t for t in campaign.tasks if t.hash not in done]
     skipped = len(campaign.tasks) - len(pending)
     ran = failed = problems = 0
-    label = f"{campaign.name}: {len(pending)} task(s)" + (f", {skipped} already done" if skipped else "")
+    label = f"campaign {campaign.name}" + (f" ({skipped} already done)" if skipped else "")
+    mode = progress if isinstance(progress, str) else ("auto" if progress else "off")
 
-    with _progress(progress, len(pending), label) as bar:
-        bar_id = bar.add_task(label, total=len(pending)) if bar is not None else None
+    with Reporter(label, len(pending), mode=mode) as bar:
 
-        def advance() -> None:
-            if bar is not None:
-                bar.advance(bar_id)
+        def advance(task: Any) -> None:
+            bar.advance(_describe(task))
 
         if scheduler == "inline":
             for task in pending:
+                bar.running(_describe(task))
                 try:
                     outcome = execute(task.settings)
                 except Exception:  # noqa: BLE001 — recorded, the campaign goes on
@@ -127,7 +139,7 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
                     store.write(task, outcome, "inline")
                     ran += 1
                     problems += outcome.status != 0
-                advance()
+                advance(task)
         elif pending:
             from distributed import Client, LocalCluster, as_completed
 
@@ -152,6 +164,8 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
                                            retries=0)
                     by_key[future.key] = task
                     futures.append(future)
+                waiting = dict(by_key)
+                bar.running(_running(waiting))
                 for future in as_completed(futures):
                     task = by_key[future.key]
                     try:
@@ -164,7 +178,9 @@ def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str
                         ran += 1
                         problems += outcome.status != 0
                     future.release()
-                    advance()
+                    advance(task)
+                    waiting.pop(future.key, None)
+                    bar.running(_running(waiting))
             finally:
                 client.close()
                 if cluster is not None:

@@ -188,7 +188,7 @@ def parse(text: str, source: str = "<campaign>", base: Optional[Path] = None) ->
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         match = re.search(r"line (\d+)", str(error))
-        raise CampaignError(f"{source}:{match.group(1) if match else 1}: not valid TOML: {error}") from None
+        raise CampaignError(f"{source}:{match.group(1) if match else 1}: not valid TOML: {str(error)[:300]}") from None
     for key in data:
         if key not in ("campaign", "experiment"):
             line = next((i + 1 for i, l in enumerate(text.splitlines())
@@ -271,9 +271,16 @@ def load(path: Union[str, Path]) -> Campaign:
     ...
     ibcloud.exceptions.CampaignError: /no/such/file.toml: cannot read: No such file or directory
     """
+    from ibcloud.exceptions import ParseError
+    from ibcloud.safeio import read_text
+
     path = Path(path)
     try:
-        text = path.read_text()
+        text = read_text(path)
     except OSError as error:
         raise CampaignError(f"{path}: cannot read: {error.strerror}") from None
+    except ParseError as error:
+        raise CampaignError(str(error)) from None
+    if not text.strip():
+        raise CampaignError(f"{path}:1: empty campaign file (expected [campaign] and [[experiment]] tables)")
     return parse(text, str(path), path.parent)

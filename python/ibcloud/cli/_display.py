@@ -6,13 +6,13 @@ Tables and spinners use rich; results go to stdout, spinners to stderr.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
-
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from ibcloud.fabric import Fabric
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 
 def describe(fabric: Fabric) -> str:
@@ -59,6 +59,8 @@ def summary_tables(summary: Dict[str, Any], title: str) -> List[Table]:
     >>> levels.row_count, levels.columns[1].header
     (2, 'role')
     """
+    from rich.table import Table
+
     totals = Table(title=title, show_header=False, title_justify="left")
     totals.add_column("quantity")
     totals.add_column("value", justify="right")
@@ -97,11 +99,14 @@ def print_summary(summary: Dict[str, Any], title: str, console: Optional[Console
     """Prints :func:`summary_tables` to ``console`` (default: stdout).
 
     >>> import io
+    >>> from rich.console import Console
     >>> console = Console(file=io.StringIO(), width=100)
     >>> print_summary(Fabric.generate("4-ary-2-full").summary(), "4-ary-2-full", console)
     >>> "LFT blocks per switch" in console.file.getvalue()
     True
     """
+    from rich.console import Console
+
     console = console or Console(highlight=False)
     for table in summary_tables(summary, title):
         console.print(table)
@@ -109,16 +114,82 @@ def print_summary(summary: Dict[str, Any], title: str, console: Optional[Console
 
 @contextlib.contextmanager
 def progress(description: str) -> Iterator[Callable[[str], None]]:
-    """A transient spinner on stderr for multi-step work; yields a function
-    that replaces the step text. Nothing is left behind when it ends, and
-    nothing is shown when stderr is not a terminal.
+    """Progress of multi-step work on stderr; yields a function that
+    replaces the step text. On a terminal, a transient spinner (nothing is
+    left behind); elsewhere (a log, CI, nohup), plain lines with the elapsed
+    time and the current step — none for work done within 2 s, then one per
+    step and one every 10 s (``IBCLOUD_PROGRESS_SECONDS``) while a step runs,
+    so long work is never silent and short work stays quiet.
 
     >>> with progress("generating") as step:
     ...     step("writing")
     """
+    from rich.console import Console
+
     console = Console(stderr=True)
+    if not console.is_terminal:
+        from ibcloud.progress import plain_interval
+
+        with _PlainSteps(description, plain_interval()) as steps:
+            yield steps.step
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-    # Off unless stderr is a terminal: rich would leave a blank line in logs.
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+    with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(description, total=None)
         yield lambda text: bar.update(task, description=text)
+
+
+class _PlainSteps:
+    """Plain progress lines for :func:`progress` without a terminal."""
+
+    QUIET_SECONDS = 2.0
+
+    def __init__(self, description: str, interval: float) -> None:
+        import threading
+        import time
+
+        self.current, self.interval = description, interval
+        self.start = self.last = time.monotonic()
+        self.printed = False
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._tick, daemon=True)
+
+    def _line(self) -> None:
+        import sys
+        import time
+
+        self.last = time.monotonic()
+        self.printed = True
+        try:
+            print(f"{self.current} ({self.last - self.start:.0f} s)", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
+    def _tick(self) -> None:
+        import time
+
+        wait = self.QUIET_SECONDS
+        while not self.stop.wait(wait):
+            with self.lock:
+                if time.monotonic() - self.last >= self.interval or not self.printed:
+                    self._line()
+            wait = min(self.interval, 1.0)
+
+    def step(self, text: str) -> None:
+        import time
+
+        with self.lock:
+            self.current = text
+            if time.monotonic() - self.start >= self.QUIET_SECONDS:
+                self._line()
+
+    def __enter__(self) -> "_PlainSteps":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        self.thread.join(timeout=1)

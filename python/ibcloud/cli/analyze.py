@@ -34,8 +34,6 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from rich.console import Console
-from rich.table import Table
 
 from ibcloud.analysis import Analysis, analyze, patterns
 from ibcloud.cli._routed import add_arguments, load
@@ -48,17 +46,38 @@ __all__ = ["register", "render"]
 def _words(text: str) -> List[str]:
     """Items of ``a,b c`` or of ``@FILE`` (separated by commas or blanks, # comments)."""
     if text.startswith("@"):
-        with open(text[1:]) as fh:
-            text = fh.read()
+        from ibcloud.safeio import read_text
+
+        text = read_text(text[1:])
     return [w for line in text.splitlines() for w in line.split("#")[0].replace(",", " ").split()]
 
 
 def _lid_list(text: str) -> List[int]:
     """LIDs from ``1,2,0x10`` or ``@FILE``."""
     try:
-        return [int(w, 0) for w in _words(text)]
-    except ValueError as err:
-        raise AnalysisError(f"--nodes: {err}") from None
+        words = _words(text)
+        lids = [int(w, 0) for w in words]
+    except ValueError:
+        from ibcloud.safeio import excerpt
+
+        bad = next(w for w in _words(text) if not _is_int(w))
+        raise AnalysisError(f"--nodes {text if text.startswith('@') else ''}: {excerpt(bad)} is not a LID"
+                            .replace(" :", ":")) from None
+    if text.startswith("@") and not lids:
+        raise AnalysisError(f"--nodes {text}: no LIDs in {text[1:]} (an empty or comment-only file)")
+    for lid in lids:
+        if not 0 < lid <= 0xBFFF:
+            raise AnalysisError(f"--nodes {text if text.startswith('@') else ''}: LID {lid} is outside 0x0001-0xBFFF"
+                                .replace(" :", ":"))
+    return lids
+
+
+def _is_int(word: str) -> bool:
+    try:
+        int(word, 0)
+        return True
+    except ValueError:
+        return False
 
 
 def _bar(n: int, top: int, width: int = 30) -> str:

@@ -1,4 +1,4 @@
-"""``ibcloud campaign run|check|kinds``, ``ibcloud results query|show`` and
+"""``ibcloud campaign run|check|kinds``, ``ibcloud results query`` and
 ``ibcloud report``: run a campaign file on Dask, query its results with
 DuckDB, render the HTML report (docs/platform.md).
 
@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 
 __all__ = ["register"]
@@ -29,6 +30,11 @@ def _check(args: argparse.Namespace) -> int:
 
     campaign = load(args.file)
     kinds = collections.Counter(t.kind for t in campaign.tasks)
+    if args.json:
+        print(json.dumps({"name": campaign.name, "tasks": len(campaign.tasks), "kinds": dict(kinds),
+                          "task_list": [{"task": t.hash, "experiment": t.experiment, "settings": t.settings}
+                                        for t in campaign.tasks] if args.verbose else None}, indent=2))
+        return ExitStatus.SUCCESS
     print(f"{campaign.name}: {len(campaign.tasks)} task(s) ("
           + ", ".join(f"{k}: {n}" for k, n in kinds.items()) + ")")
     if args.verbose:
@@ -42,8 +48,8 @@ def _run(args: argparse.Namespace) -> int:
 
     campaign = load(args.file)
     results = args.results or Path("out") / "campaigns" / campaign.name
-    summary = run(campaign, results, scheduler=args.scheduler, workers=args.workers,
-                  progress=not args.json and sys.stderr.isatty())
+    summary = run(campaign, results, scheduler=args.scheduler, workers=args.workers, progress=True,
+                  force=args.force)
     page = render(results, args.report) if args.report else None
     if args.json:
         print(json.dumps({"tasks": summary.tasks, "ran": summary.ran, "skipped": summary.skipped,
@@ -62,6 +68,13 @@ def _run(args: argparse.Namespace) -> int:
 def _kinds(args: argparse.Namespace) -> int:
     from ibcloud.campaign import KINDS
 
+    if args.json:
+        print(json.dumps({name: {"description": kind.description,
+                                 "params": {p: {"type": str(v.type), "required": v.required, "default": v.default,
+                                                "choices": list(v.choices) if v.choices else None, "doc": v.doc}
+                                            for p, v in kind.params.items()}}
+                          for name, kind in KINDS.items()}, indent=2, default=str))
+        return ExitStatus.SUCCESS
     for name, kind in KINDS.items():
         print(f"{name}: {kind.description}")
         for pname, p in kind.params.items():
@@ -93,7 +106,7 @@ def _report(args: argparse.Namespace) -> int:
 
     if not (Path(args.results) / "results").is_dir():
         raise CampaignError(f"{args.results}: not a results directory (no results/ folder)")
-    page = render(args.results, args.out)
+    page = render(args.results, args.out, force=args.force)
     print(f"wrote {page}")
     return ExitStatus.SUCCESS
 
@@ -111,19 +124,23 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     sub = campaign.add_subparsers(dest="action", required=True, metavar="ACTION")
     run = sub.add_parser("run", help="run a campaign file's unfinished tasks")
     run.add_argument("file", type=Path, metavar="FILE", help="campaign file (TOML)")
-    run.add_argument("-r", "--results", type=Path, metavar="DIR",
-                     help="results directory (default: out/campaigns/NAME)")
+    add_out(run, "results directory (default: out/campaigns/NAME)", "--results", "-r", dest="results", metavar="DIR",
+            type=Path)
     run.add_argument("--scheduler", metavar="ADDR",
                      help="Dask scheduler tcp://HOST:PORT (default: a local cluster; 'inline' runs in-process)")
     run.add_argument("--workers", type=int, metavar="N", help="local cluster worker processes (default: CPUs, max 4)")
     run.add_argument("--report", type=Path, metavar="DIR", help="also render the HTML report into DIR")
+    run.add_argument("--force", action="store_true",
+                     help="add to a results directory that holds another campaign's results or foreign files")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.set_defaults(run=_run)
     check = sub.add_parser("check", help="validate a campaign file and count its tasks")
     check.add_argument("file", type=Path, metavar="FILE")
     check.add_argument("-v", "--verbose", action="store_true", help="list every task with its hash and settings")
+    check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(run=_check)
     kinds = sub.add_parser("kinds", help="list the task kinds and their parameters")
+    kinds.add_argument("--json", action="store_true", help="print JSON")
     kinds.set_defaults(run=_kinds)
 
     results = subparsers.add_parser("results", help="query a campaign's results with DuckDB SQL")
@@ -140,4 +157,5 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     report.add_argument("results", type=Path, metavar="RESULTS")
     report.add_argument("-o", "--out", type=Path, default=Path("report"), metavar="DIR",
                         help="report directory (default: ./report)")
+    report.add_argument("--force", action="store_true", help="overwrite an index.html ibcloud did not write")
     report.set_defaults(run=_report)

@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
+from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 
 __all__ = ["register", "parse_days"]
@@ -155,11 +156,10 @@ def _consolidate(args: argparse.Namespace) -> ExitStatus:
     rows = result.rows(trace.vm_ids)
     over = [r for r in rows if args.cap is not None and r["delay_per_day"] > args.cap]
     if args.placement:
-        path = Path(args.placement)
-        if path.parent != Path(""):
-            path.parent.mkdir(parents=True, exist_ok=True)
+        from ibcloud.safeio import atomic_write
+
         lines = ["vm_id,host"] + [f"{vm},{r['host']}" for r in rows for vm in r["vms"]]
-        path.write_text("\n".join(lines) + "\n")
+        atomic_write(args.placement, "\n".join(lines) + "\n")
     if args.json:
         print(json.dumps({
             "trace": trace.summary(), "spec": result.spec.as_dict(), "pack_segments": result.pack_segments,
@@ -216,6 +216,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--pack-days", type=parse_days, metavar="DAYS", help="whole days to pack on, e.g. 0-11")
     cmd.add_argument("--eval-days", type=parse_days, metavar="DAYS", help="whole days to judge on, e.g. 12")
     cmd.add_argument("--cross-validate", action="store_true", help="every leave-one-day-out split")
-    cmd.add_argument("--placement", metavar="FILE", help="write vm_id,host as CSV")
+    add_out(cmd, "write the placement (vm_id,host) as CSV", "--placement", dest="placement", metavar="FILE")
     cmd.add_argument("--json", action="store_true", help="print JSON")
     cmd.set_defaults(run=_consolidate)

@@ -42,6 +42,7 @@ import shlex
 from typing import Any, Dict, List, Optional
 
 from ibcloud.cli._routed import add_arguments, load
+from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import ReconfigError
 from ibcloud.reconfig import EVENTS, METHODS, order_by_traffic, read_order, reconfigure
@@ -165,6 +166,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--disjoint", action="store_true", help="metabase: link-disjoint spanning trees only")
     cmd.add_argument("--changed-paths", action="store_true", help="also count changed source-destination paths")
     cmd.add_argument("--no-verify", action="store_true", help="skip the verification")
-    cmd.add_argument("-o", "--output", metavar="OUT", help="write the new tables (.ibcf with the fabric, else lfts dump)")
+    add_out(cmd, "write the new tables (.ibcf with the fabric, else lfts dump)", "--output")
     cmd.add_argument("--json", action="store_true", help="print JSON")
     cmd.set_defaults(run=_event)

@@ -68,21 +68,39 @@ def build_parser() -> argparse.ArgumentParser:
     sa.register(commands)
     host.register(commands)
     sm.register(commands)
-    return parser
+    from ibcloud.cli._args import harden
+
+    return harden(parser)  # every int/float option range-checked, named in the error
 
 
 def _describe(err: BaseException) -> str:
     if isinstance(err, OSError) and err.filename is not None and err.strerror:
         return f"{err.filename}: {err.strerror}"
+    if isinstance(err, UnicodeDecodeError):
+        return f"input is not UTF-8 text: byte 0x{err.object[err.start]:02x} at offset {err.start}"
+    if isinstance(err, MemoryError):
+        return "out of memory (an input far larger than expected?)"
+    if isinstance(err, RecursionError):
+        return "input nested too deeply"
     return str(err) or type(err).__name__
 
 
 def _report(err: BaseException) -> None:
-    print(f"ibcloud: error: {_describe(err)}", file=sys.stderr)
+    # Every message is bounded and escaped here, whatever raised it: a
+    # hostile file must not reach the terminal through an error message.
+    from ibcloud.safeio import bounded
+
+    print(f"ibcloud: error: {bounded(_describe(err))}", file=sys.stderr)
     cause = err.__cause__
     while cause is not None:
-        print(f"  caused by: {_describe(cause)}", file=sys.stderr)
+        print(f"  caused by: {bounded(_describe(cause), 500)}", file=sys.stderr)
         cause = cause.__cause__
+
+
+# Raised by readers of user files (json, tomllib, csv, pyarrow, int()/float()
+# of file content) for bad input; reported as errors, not tracebacks. Set
+# IBCLOUD_DEBUG=1 to see the traceback of one of these instead.
+_INPUT_ERRORS = (ValueError, OverflowError, UnicodeError, MemoryError, RecursionError, EOFError)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -108,6 +126,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("ibcloud: interrupted", file=sys.stderr)
         return 130
     except (IbcloudError, OSError) as err:
+        _report(err)
+        status = ExitStatus.ERROR
+    except _INPUT_ERRORS as err:
+        if os.environ.get("IBCLOUD_DEBUG"):
+            raise
         _report(err)
         status = ExitStatus.ERROR
     return int(status)

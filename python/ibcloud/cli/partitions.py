@@ -75,7 +75,7 @@ def _check(args: argparse.Namespace) -> ExitStatus:
 
         fabric, tables, sls = load(args)
         if args.path_sls:
-            from ibcloud.verify import read_path_sls
+            from ibcloud.verify import read_path_sls_any as read_path_sls
 
             sls = read_path_sls(args.path_sls)
         if sls is not None:

@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 from ibcloud.cli.topo import _load
 from ibcloud.exceptions import RoutingError
@@ -40,9 +41,14 @@ __all__ = ["register"]
 
 def _route(args: argparse.Namespace) -> ExitStatus:
     """Route a fabric with an engine and write its forwarding tables."""
+    from ibcloud.cli._routed import give_lids
+
     fabric, label = _load(args.fabric, args.format)
-    if args.lids:
-        fabric.assign_lids(policy="guid2lid", guid2lid=args.lids)
+    give_lids(fabric, args)
+    if args.roots:
+        _warn_unknown(fabric, args.roots, "switch", "ERR AB24/AB25: root switch GUID not found")
+    if args.cn_guids:
+        _warn_unknown(fabric, args.cn_guids, "port", "ERR AB1E: compute node GUID not found")
     if args.engine.startswith("pftree"):
         if args.order or args.order_by_traffic:
             raise RoutingError("--order and --order-by-traffic need --engine noftree")
@@ -57,13 +63,16 @@ def _route(args: argparse.Namespace) -> ExitStatus:
         order = read_order(fabric, args.order) if args.order else order_by_traffic(fabric, args.order_by_traffic)
         routing = noftree(fabric, order, roots=read_guid_list(args.roots) if args.roots else None)
     else:
-        routing = route(
-            fabric,
+        from ibcloud.cli._routed import lid_hint
+
+        with lid_hint():
+            routing = route(
+                fabric,
             args.engine,
-            roots=read_guid_list(args.roots) if args.roots else None,
-            compute_nodes=read_guid_list(args.cn_guids) if args.cn_guids else None,
-            max_vls=args.max_vls,
-        )
+                roots=read_guid_list(args.roots) if args.roots else None,
+                compute_nodes=read_guid_list(args.cn_guids) if args.cn_guids else None,
+                max_vls=args.max_vls,
+            )
     unrouted = routing.tables.unrouted()
     report: Dict[str, Any] = {
         "fabric": label,
@@ -92,6 +101,25 @@ def _route(args: argparse.Namespace) -> ExitStatus:
         if args.output:
             print(f"wrote {args.output} ({report['output_format']})")
     return ExitStatus.SUCCESS
+
+
+def _warn_unknown(fabric: Fabric, path: str, what: str, opensm: str) -> None:
+    """Warns (stderr) about GUIDs of a --roots/--cn-guids file that name no
+    switch (node GUID) or LID-holding port (port GUID) of the fabric: OpenSM
+    logs them and routes without them, and so do we, but not silently."""
+    import sys
+
+    if what == "switch":
+        nodes = fabric.to_pandas()
+        known = {int(g) for g in nodes[nodes.kind == "switch"].guid}
+    else:
+        known = set(fabric.guid2lid())
+    unknown = [g for g in read_guid_list(path) if g not in known]
+    for guid in unknown[:10]:
+        print(f"ibcloud: warning: {path}: 0x{guid:016x} is not a {what} of the fabric; routed without it "
+              f"(OpenSM logs {opensm})", file=sys.stderr)
+    if len(unknown) > 10:
+        print(f"ibcloud: warning: {path}: {len(unknown) - 10} more unknown GUIDs", file=sys.stderr)
 
 
 def _route_partitioned(args: argparse.Namespace, fabric: Fabric, label: str) -> ExitStatus:
@@ -170,6 +198,9 @@ def _compare(args: argparse.Namespace) -> ExitStatus:
 
 
 def _list(args: argparse.Namespace) -> ExitStatus:
+    if args.json:
+        print(json.dumps([{"engine": name, "description": description} for name, description in engines()], indent=2))
+        return ExitStatus.SUCCESS
     for name, description in engines():
         print(f"{name:<8} {description}")
     return ExitStatus.SUCCESS
@@ -198,9 +229,12 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     cmd.add_argument("fabric", nargs="?", metavar="FABRIC", help="fabric file, preset or spec")
     cmd.add_argument("--engine", default="ftree", help="routing engine (default: ftree; see --list)")
-    cmd.add_argument("-o", "--output", type=Path, metavar="OUT", help=".ibcf (native) or an opensm-lfts.dump to write")
-    cmd.add_argument("--format", help="format of FABRIC (default: guessed)")
+    add_out(cmd, ".ibcf (native) or an opensm-lfts.dump to write", "--output", type=Path)
+    cmd.add_argument("--input-format", dest="format", metavar="F", help="format of FABRIC (default: guessed)")
+    deprecated(cmd, "--format", "--input-format", "format")
     cmd.add_argument("--lids", metavar="GUID2LID", help="take LIDs from this OpenSM guid2lid file first")
+    cmd.add_argument("--assign-lids", choices=("opensm", "packed"), metavar="POLICY",
+                     help="assign LIDs first (opensm: as OpenSM on a fresh subnet; packed), for files without LIDs")
     cmd.add_argument("--roots", metavar="FILE", help="root switch GUIDs, one per line (updn, ftree)")
     cmd.add_argument("--cn-guids", metavar="FILE", help="compute node port GUIDs, one per line (ftree)")
     cmd.add_argument("--max-vls", type=int, metavar="N", help="virtual layers for dfsssp and lash")

@@ -31,18 +31,18 @@ from __future__ import annotations
 
 import argparse
 import html
-import shutil
 import sys
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 from ibcloud.cli._display import print_summary, progress
+from ibcloud.progress import plain_interval
+from ibcloud.cli._args import add_out
 from ibcloud.cli.main import ExitStatus
+from ibcloud.exceptions import CampaignError
 from ibcloud.fabric import Fabric
 from ibcloud.formats import formats
 from ibcloud.generate import FatTreeParams
-from ibcloud.campaign import Store, parse, render
-from ibcloud.campaign import run as run_campaign
 from ibcloud.tables import read_guid2lid, write_guid2lid
 
 __all__ = ["register"]
@@ -64,12 +64,42 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     FTreeMinRC and a full re-route; the bisection bandwidth; writes the HTML
     report to --report and prints a summary. Status 1 when a check fails.
     """
+    from ibcloud.campaign import Store, parse, render
+    from ibcloud.campaign import run as run_campaign
+
     if args.quick:
         args.bisections, args.migrations, args.ebb_runs = min(args.bisections, 100), min(args.migrations, 10), 0
     params = FatTreeParams.parse(args.preset)
+    campaign = parse(_tour_campaign(args), "ibcloud run")
+    results = args.out / "results"
+    if results.exists():
+        # Never delete, or mix with, what the tour did not write: files of
+        # the user's, another campaign's results.
+        store = Store(results)
+        owner = store.owner()
+        if not args.force:
+            foreign = store.foreign()
+            if foreign:
+                raise CampaignError(f"{results}: holds files ibcloud run did not write ({', '.join(foreign[:3])}"
+                                    f"{', ...' if len(foreign) > 3 else ''}); move them, give another --out, "
+                                    "or --force to keep them and run anyway")
+            if owner is not None and not owner.startswith("tour-") or owner is None and store.finished():
+                raise CampaignError(f"{results}: holds the results of campaign {owner!r}, not of an ibcloud run; "
+                                    "give another --out, or --force to replace them")
+        if not args.resume or owner != campaign.name:
+            store.clear()
     with progress(f"generating {args.preset}"):
         fabric = params.build()
     print_summary(fabric.summary(), f"{args.preset}: {params}")
+    if fabric.num_cas > 1000:
+        # Said up front: on a big tree the tour is long work. Measured on the
+        # 2-core machine for ft5832 (5,832 CAs) with --quick, under load: the
+        # virtualized cloud routed and verified 2.4 min, 10 migrations over
+        # 5 min; the bandwidth snapshots of the full tour add more.
+        print(f"note: {args.preset} has {fabric.num_cas:,} CAs: the tour takes tens of minutes on a small "
+              f"machine (for 5,832 CAs, 2 cores: the virtualized cloud about 2-3 min, {args.migrations} "
+              f"migrations well over 5 min{'' if args.quick or not args.ebb_runs else ', then the bandwidth snapshots'}"
+              f"); progress lines follow on stderr every {plain_interval():.0f} s", file=sys.stderr)
 
     args.out.mkdir(parents=True, exist_ok=True)
     written: List[Tuple[Path, str, str, Optional[str]]] = []
@@ -97,12 +127,8 @@ def _run(args: argparse.Namespace) -> ExitStatus:
             print(f"ibcloud: {path} does not read back to the same fabric: {problem}", file=sys.stderr)
             status = ExitStatus.FAILURE
 
-    campaign = parse(_tour_campaign(args), "ibcloud run")
-    results = args.out / "results"
-    if results.exists() and not args.resume:
-        shutil.rmtree(results)
-    summary = run_campaign(campaign, results, scheduler=args.scheduler, workers=args.workers,
-                           progress=sys.stderr.isatty())
+    summary = run_campaign(campaign, results, scheduler=args.scheduler, workers=args.workers, progress=True,
+                           force=True)
     store = Store(results)
     frame = store.frame()
     if summary.failed or not len(frame):
@@ -187,7 +213,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     """
     doc = (_run.__doc__ or "").strip()
     run = subparsers.add_parser("run", help=doc.splitlines()[0], description=doc)
-    run.add_argument("--out", type=Path, default=Path("out"), metavar="DIR", help="output directory (default: ./out)")
+    add_out(run, "output directory (default: ./out)", dest="out", metavar="DIR", type=Path, default=Path("out"))
     run.add_argument("--preset", default="ft648", help="preset or spec to generate (default: ft648)")
     run.add_argument("--engine", default="ftree", help="routing engine (default: ftree)")
     run.add_argument("--bisections", type=int, default=1000, help="random bisections to analyse (default: 1000)")
@@ -205,4 +231,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                      help="Dask scheduler tcp://HOST:PORT (default: a local cluster; 'inline' runs in-process)")
     run.add_argument("--workers", type=int, default=2, metavar="N", help="local cluster workers (default: 2)")
     run.add_argument("--resume", action="store_true", help="keep finished tasks of an earlier run in --out/results")
+    run.add_argument("--force", action="store_true",
+                     help="use --out/results even when it holds files the tour did not write (they are kept)")
     run.set_defaults(run=_run)

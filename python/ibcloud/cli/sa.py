@@ -35,6 +35,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from ibcloud.cli._args import lid
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import SaError
 
@@ -226,7 +227,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     sub = cmd.add_subparsers(dest="sa_command", required=True)
     res = sub.add_parser("resolve", help="the PathRecord an SA answers for (SLID, DLID) pairs")
     add_arguments(res)
-    res.add_argument("pair_lids", nargs="+", type=lambda s: int(s, 0), metavar="LID", help="SLID DLID [SLID DLID …]")
+    res.add_argument("pair_lids", nargs="+", type=lid, metavar="LID", help="SLID DLID [SLID DLID …]")
     res.add_argument("--mtu", type=int, default=2048, help="MTU of every port in bytes (default: 2048)")
     res.add_argument("--json", action="store_true", help="print JSON")
     res.set_defaults(run=_resolve)

@@ -21,27 +21,37 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, Optional
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ibcloud.cli._routed import add_arguments, load
+from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
-from ibcloud.exceptions import SimulationError
-from ibcloud.sim import SimResult, parse_duration, pcie_gbps, simulate
+from ibcloud.exceptions import ParseError, SimulationError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from ibcloud.sim import SimResult
+
+# ibcloud.sim (numpy, pandas) and rich load when a simulation runs, not with
+# the parser: `ibcloud --version` and `--help` stay fast.
 
 __all__ = ["register", "render"]
 
 
 def _options(args: argparse.Namespace) -> Dict[str, Any]:
+    from ibcloud.sim import parse_duration, pcie_gbps
+
     opts: Dict[str, Any] = {}
     if args.config:
-        with open(args.config) as fh:
-            loaded = json.load(fh)
+        from ibcloud.safeio import load_json
+
+        loaded = load_json(args.config)
+        if not isinstance(loaded, dict):
+            raise SimulationError(f"{args.config}:1: expected a JSON object of settings, found {type(loaded).__name__}")
         opts.update({k.replace("-", "_"): v for k, v in loaded.items()})
     for name in ("mtu", "vls", "buffer_bytes", "hca_buffer_bytes", "host_gbps", "sink_gbps", "seed",
                  "max_events", "max_packets"):
@@ -89,6 +99,7 @@ def render(r: SimResult, flows: int = 20) -> str:
 
     >>> from ibcloud import Fabric, route
     >>> t = route(Fabric.generate("4-ary-2-full"), "ftree").tables
+    >>> from ibcloud.sim import simulate
     >>> print(render(simulate(t, "flow:src=#0,dst=#1", "50us")).splitlines()[0])  # doctest: +ELLIPSIS
     simulated 50 us of 1 flow: ... events
     """
@@ -112,6 +123,8 @@ def render(r: SimResult, flows: int = 20) -> str:
 
 
 def _table(r: SimResult, limit: int) -> Table:
+    from rich.table import Table
+
     t = Table(title=f"flows (first {min(limit, len(r.flows))} of {len(r.flows)})")
     for c in ("flow", "Gb/s", "mean lat (us)", "max lat (us)", "msgs", "refused", "SL", "BECN"):
         t.add_column(c, justify="left" if c == "flow" else "right")
@@ -123,16 +136,68 @@ def _table(r: SimResult, limit: int) -> Table:
     return t
 
 
+# Bounds of the traffic numbers checked before a run (the simulator itself
+# is left as it is): a source faster than this schedules messages less than
+# a picosecond apart and the run makes no progress in simulated time.
+_MAX_LOAD = 100.0  # 10,000 % of the source's link
+_MAX_GBPS = 100_000.0
+
+
+def check_traffic(spec: Any, where: str) -> None:
+    """Refuses NaN, infinite, negative and absurd numbers anywhere in a
+    parsed traffic spec (``load`` at most 100, i.e. 10,000 % of a link;
+    ``gbps`` at most 100,000), naming the key.
+
+    >>> check_traffic({"patterns": [{"pattern": "uniform", "load": 0.5}]}, "--traffic")
+    >>> check_traffic({"patterns": [{"pattern": "uniform", "load": 1e20}]}, "--traffic")
+    Traceback (most recent call last):
+    ...
+    ibcloud.exceptions.SimulationError: --traffic: load 1e+20 is above 100 (10,000 % of a link)
+    """
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if not math.isfinite(value):
+                    raise SimulationError(f"{where}: {key} {value} is not a finite number")
+                if key in ("load", "gbps", "fraction") and value < 0:
+                    raise SimulationError(f"{where}: {key} {value:g} is negative")
+                if key == "load" and value > _MAX_LOAD:
+                    raise SimulationError(f"{where}: load {value:g} is above {_MAX_LOAD:g} (10,000 % of a link)")
+                if key == "gbps" and value > _MAX_GBPS:
+                    raise SimulationError(f"{where}: gbps {value:g} is above {_MAX_GBPS:,.0f}")
+            else:
+                check_traffic(value, where)
+    elif isinstance(spec, list):
+        for item in spec:
+            check_traffic(item, where)
+
+
+_NON_FINITE = re.compile(r"(?i)(?<![a-z0-9_-])(nan|[+-]?inf(inity)?)(?![a-z0-9_])")
+
+
 def _sim(args: argparse.Namespace) -> ExitStatus:
     """Simulate traffic on a routed fabric."""
-    _, tables, _ = load(args)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ibcloud.sim import parse_duration, parse_traffic, simulate
+
     if not args.traffic and not args.trace:
         raise SimulationError("give --traffic SPEC or --trace CSV")
+    where = f"--traffic {args.traffic}" if args.traffic else f"--trace {args.trace}"
+    if args.traffic and not Path(args.traffic).suffix and _NON_FINITE.search(args.traffic.split(":", 1)[-1]):
+        raise SimulationError(f"{where}: NaN and infinity are not numbers a source can send at")
+    parsed = parse_traffic(args.traffic or "", trace=args.trace)
+    check_traffic(parsed, args.traffic if args.traffic and Path(args.traffic).suffix else where)
+    _, tables, _ = load(args)
     end = parse_duration(args.time)
     events = None
     if args.events:
-        with open(args.events) as fh:
-            events = json.load(fh)
+        from ibcloud.safeio import load_json
+
+        events = load_json(args.events)
+        if not isinstance(events, list):
+            raise SimulationError(f"{args.events}:1: expected a JSON list of events, found {type(events).__name__}")
     opts = _options(args)
     console = Console(stderr=True)
     show = console.is_terminal and not args.json
@@ -148,12 +213,16 @@ def _sim(args: argparse.Namespace) -> ExitStatus:
             r = simulate(tables, args.traffic or "", end, events=events, progress=progress if show else None,
                          trace=args.trace, controller="dftree" if dft is not None else None, dftree=dft, **opts)
     except SimulationError as err:
+        _name_the_file(err, args)
         if "credit deadlock" in str(err):
             if args.json:
                 print(json.dumps({"deadlock": str(err)}))
             else:
                 print(f"DEADLOCK: {err}")
             return ExitStatus.FAILURE
+        raise
+    except ParseError as err:
+        _name_the_file(err, args)
         raise
     written = []
     if args.out:
@@ -178,6 +247,17 @@ def _sim(args: argparse.Namespace) -> ExitStatus:
         if written:
             print(f"wrote {len(written)} files to {args.out}")
     return ExitStatus.FAILURE if r.dropped else ExitStatus.SUCCESS
+
+
+def _name_the_file(err: Exception, args: argparse.Namespace) -> None:
+    """Re-raises a core error about settings, events, a trace or a traffic
+    file with the file's name in front (the core only sees their contents)."""
+    text = str(err)
+    traffic_file = args.traffic if args.traffic and Path(args.traffic).suffix else None
+    for path, marker in ((args.config, "bad configuration"), (args.trace, "trace row"),
+                         (traffic_file, "bad traffic spec"), (args.events, "event")):
+        if path and marker in text.lower() and path not in text:
+            raise type(err)(f"{path}: {text}") from None
 
 
 def _dftree_options(args: argparse.Namespace) -> Optional[Dict[str, Any]]:
@@ -217,9 +297,10 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--traffic", metavar="SPEC", help="traffic: compact form, JSON text or a .json file")
     cmd.add_argument("--trace", metavar="CSV", help="replay messages time,src,dst,bytes[,sl]")
     cmd.add_argument("--time", default="1ms", help="simulated time (default 1ms)")
-    cmd.add_argument("--out", metavar="DIR", help="write tables and plots into DIR")
-    cmd.add_argument("--out-format", default="parquet", choices=["parquet", "csv"],
+    add_out(cmd, "write tables and plots into DIR", dest="out", metavar="DIR")
+    cmd.add_argument("--output-format", dest="out_format", default="parquet", choices=["parquet", "csv"],
                      help="table format (default parquet)")
+    deprecated(cmd, "--out-format", "--output-format", "out_format", choices=["parquet", "csv"])
     cmd.add_argument("--no-plots", action="store_true", help="do not draw PNG plots")
     cmd.add_argument("--events", metavar="JSON", help="run-time events (link-down, set-lft, set-flow-sl, ...)")
     cmd.add_argument("--config", metavar="JSON", help="settings file (keys as in docs/netsim.md)")

@@ -26,10 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
-from rich.console import Console
-from rich.table import Table
-
 from ibcloud.cli._display import describe, print_summary, progress
+from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import UnsupportedError
 from ibcloud.fabric import Fabric
@@ -155,6 +153,9 @@ def _presets(args: argparse.Namespace) -> ExitStatus:
     if args.json:
         print(json.dumps(rows, indent=2))
         return ExitStatus.SUCCESS
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title="presets (any XGFT(h;m..;w..), PGFT(h;m..;w..;p..) or K-ary-N works too)")
     table.add_column("name", no_wrap=True)
     for header in ("CAs", "switches", "radix"):
@@ -186,8 +187,10 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
     gen = commands.add_parser("generate", **_help(_generate))
     gen.add_argument("spec", metavar="SPEC", help="preset (see `ibcloud topo presets`), XGFT(...), PGFT(...) or K-ary-N")
-    gen.add_argument("-o", "--output", metavar="OUT", help="file to write (`-` for stdout); nothing is written without it")
-    gen.add_argument("--format", type=_format_arg(writable=True), help="output format (default: from OUT's extension)")
+    add_out(gen, "file to write (`-` for stdout); nothing is written without it", "--output")
+    gen.add_argument("--output-format", dest="format", type=_format_arg(writable=True), metavar="F",
+                     help="output format (default: from OUT's extension)")
+    deprecated(gen, "--format", "--output-format", "format", type=_format_arg(writable=True))
     gen.add_argument("--radix", type=_bounded(1, 254), metavar="N", help="switch port count (default: as the spec says)")
     gen.add_argument("--rate", metavar="RATE", help="link rate such as 4xQDR, 4xEDR (default: 4xQDR)")
     gen.add_argument("--lmc", type=_bounded(0, 7), metavar="N", help="LMC for CA ports, 0-7 (default: 0)")
@@ -199,14 +202,20 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     info = commands.add_parser("info", **_help(_info))
     info.add_argument("source", metavar="FILE_OR_SPEC", help="fabric file, preset or spec")
     info.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    info.add_argument("--format", type=_format_arg(writable=False), help="format of FILE (default: guessed)")
+    info.add_argument("--input-format", dest="format", type=_format_arg(writable=False), metavar="F",
+                      help="format of FILE (default: guessed)")
+    deprecated(info, "--format", "--input-format", "format", type=_format_arg(writable=False))
     info.set_defaults(run=_info)
 
     conv = commands.add_parser("convert", **_help(_convert))
     conv.add_argument("input", metavar="IN", help="fabric file to read")
     conv.add_argument("output", metavar="OUT", help="file to write")
-    conv.add_argument("--from", dest="source_format", type=_format_arg(writable=False), metavar="F", help="format of IN")
-    conv.add_argument("--to", dest="target_format", type=_format_arg(writable=True), metavar="F", help="format of OUT")
+    conv.add_argument("--input-format", dest="source_format", type=_format_arg(writable=False), metavar="F",
+                      help="format of IN (default: guessed)")
+    conv.add_argument("--output-format", dest="target_format", type=_format_arg(writable=True), metavar="F",
+                      help="format of OUT (default: from its extension)")
+    deprecated(conv, "--from", "--input-format", "source_format", type=_format_arg(writable=False))
+    deprecated(conv, "--to", "--output-format", "target_format", type=_format_arg(writable=True))
     conv.set_defaults(run=_convert)
 
     pre = commands.add_parser("presets", **_help(_presets))

@@ -22,7 +22,7 @@ import json
 
 from ibcloud.cli._routed import add_arguments, load
 from ibcloud.cli.main import ExitStatus
-from ibcloud.verify import read_path_sls, verify
+from ibcloud.verify import read_path_sls_any, verify
 
 __all__ = ["register"]
 
@@ -40,7 +40,7 @@ def _sl2vl(text: str) -> list:
 def _verify(args: argparse.Namespace) -> ExitStatus:
     """Verify forwarding tables: reachability, loops, credit loops."""
     _, tables, routed_sls = load(args)
-    path_sls = read_path_sls(args.path_sls) if args.path_sls else routed_sls
+    path_sls = read_path_sls_any(args.path_sls) if args.path_sls else routed_sls
     report = verify(tables, path_sls=path_sls, include_switches=args.include_switches,
                     credit_loops=not args.no_credit_loops, per_link=args.per_link, sl2vl=args.sl2vl)
     print(json.dumps(report.data, indent=2) if args.json else report.text.rstrip())

@@ -29,6 +29,7 @@ import random
 import sys
 from typing import Any, Dict, List
 
+from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 from ibcloud.cli.topo import _load
 from ibcloud.exceptions import IbcloudError, VSwitchError
@@ -231,7 +232,8 @@ def _common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--population", type=_fraction, default=0.25, metavar="F",
                      help="fraction of the VFs that run a VM (default: 0.25)")
     cmd.add_argument("--seed", type=_int(0), default=1, metavar="S", help="seed (default: 1)")
-    cmd.add_argument("--format", metavar="F", help="format of the input file (default: guessed)")
+    cmd.add_argument("--input-format", dest="format", metavar="F", help="format of the input file (default: guessed)")
+    deprecated(cmd, "--format", "--input-format", "format")
     cmd.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -262,8 +264,10 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
     build = commands.add_parser("build", help=_build.__doc__, description=_build.__doc__)
     build.add_argument("physical", metavar="PHYSICAL", help="physical fabric: file, preset or spec")
-    build.add_argument("-o", "--output", metavar="OUT", help="file to write (format from the extension)")
-    build.add_argument("--out-format", metavar="F", help="output format (ibsim, ibnetdiscover, native, ...)")
+    add_out(build, "file to write (format from the extension)", "--output")
+    build.add_argument("--output-format", dest="out_format", metavar="F",
+                       help="output format (ibsim, ibnetdiscover, native, ...)")
+    deprecated(build, "--out-format", "--output-format", "out_format")
     build.add_argument("--scheme", choices=("prepopulated", "dynamic"), default="dynamic", help="LID scheme")
     _common(build)
     build.set_defaults(run=_build)
@@ -278,7 +282,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     mig.add_argument("--partially-static", action="store_true", help="invalidate the LID (port 255) first")
     mig.add_argument("--no-check", action="store_true", help="skip the reachability and deadlock checks")
     mig.add_argument("--all", action="store_true", help="list every SMP")
-    mig.add_argument("--write", metavar="OUT", help="write the fabric after the migration")
+    add_out(mig, "write the fabric after the migration", "--write", dest="write")
     _common(mig)
     mig.set_defaults(run=_migrate)
 
@@ -291,6 +295,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     sim.add_argument("--bisect-runs", type=_int(0), default=1000, metavar="N",
                      help="bisect runs per snapshot (default: 1000; the paper: 10000; 0: none)")
     sim.add_argument("--transition-check", action="store_true", help="check every transition for deadlock")
-    sim.add_argument("--csv", metavar="OUT", help="write the per-migration statistics as CSV")
+    add_out(sim, "write the per-migration statistics as CSV", "--csv", dest="csv")
     _common(sim)
     sim.set_defaults(run=_migrate_sim)

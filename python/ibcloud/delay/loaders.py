@@ -106,7 +106,7 @@ def _is_parquet(path: Path) -> bool:
 def _first_line(path: Path) -> str:
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as f:  # type: ignore[operator]
             return f.readline()
     except (OSError, EOFError) as err:
         raise TraceError(f"{path}: cannot read: {err}") from None
@@ -122,13 +122,45 @@ def _read_table(path: Path, header: bool, names: Optional[Sequence[str]] = None,
         if _is_parquet(path):
             frame = pd.read_parquet(path)
             return frame, False
+        # utf-8-sig: a byte-order mark (Excel adds one) is not part of the first column's name.
         frame = pd.read_csv(path, sep=sep, header=0 if header else None, names=None if header else names,
                             skip_blank_lines=False, dtype=str, keep_default_na=False, na_filter=False,
-                            index_col=False)
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OSError, EOFError) as err:
-        raise TraceError(f"{path}: cannot read as {'Parquet' if _is_parquet(path) else 'CSV'}: {err}") from None
+                            index_col=False, encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        from ibcloud.safeio import read_text
+
+        read_text(path)  # raises ParseError file:line: not UTF-8 text ...
+        raise
+    except (ValueError, pd.errors.ParserError, OSError, EOFError) as err:
+        from ibcloud.safeio import bounded
+
+        raise TraceError(f"{path}: cannot read as {'Parquet' if _is_parquet(path) else 'CSV'}: "
+                         f"{bounded(str(err), 300)}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    _check_field_sizes(path, frame, header)
     return frame, True
+
+
+#: Characters a CSV field may have: VM ids, timestamps and numbers are short;
+#: a longer field is a damaged file (and would make numpy ask for gigabytes).
+MAX_FIELD_CHARS = 1024
+
+
+def _check_field_sizes(path: Path, frame, header: bool) -> None:
+    from ibcloud.safeio import excerpt
+
+    for c in frame.columns:
+        if len(c) > MAX_FIELD_CHARS:
+            raise TraceError(f"{path}:1: a column name of {len(c):,} characters ({excerpt(c)})")
+    for c in frame.columns:
+        column = frame[c]
+        if column.dtype.kind in "biufcmM" or not len(column):  # numbers: no long text possible
+            continue
+        lengths = column.str.len()
+        if lengths.max() > MAX_FIELD_CHARS:
+            row = int(lengths.to_numpy().argmax())
+            raise TraceError(f"{path}:{row + (2 if header else 1)}: field {c!r} has {int(lengths.max()):,} "
+                             f"characters (at most {MAX_FIELD_CHARS:,}): {excerpt(column.iloc[row])}")
 
 
 def _numbers(frame, column: str):

@@ -47,8 +47,10 @@ def _figure(width: float, height: float):
 
 def _save(fig, path: Union[str, Path]) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    from ibcloud.safeio import atomic_path
+
+    with atomic_path(path, keep_suffix=True) as tmp:
+        fig.savefig(tmp, dpi=110)
     return path
 
 

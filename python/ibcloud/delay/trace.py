@@ -357,10 +357,13 @@ class Trace:
         if path.parent != Path(""):
             path.parent.mkdir(parents=True, exist_ok=True)
         frame = self.to_frame()
-        if path.suffix.lower() in (".parquet", ".pq"):
-            frame.to_parquet(path, index=False)
-        else:
-            frame.to_csv(path, index=False)
+        from ibcloud.safeio import atomic_path
+
+        with atomic_path(path) as tmp:
+            if path.suffix.lower() in (".parquet", ".pq"):
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_csv(tmp, index=False)
         return path
 
     def __repr__(self) -> str:

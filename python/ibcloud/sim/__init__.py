@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from ibcloud import _native
-from ibcloud.exceptions import SimulationError
+from ibcloud.exceptions import ParseError, SimulationError
+from ibcloud.safeio import atomic_path, atomic_write
 from ibcloud.tables import ForwardingTables
 
 __all__ = [
@@ -144,9 +145,14 @@ def parse_traffic(spec: Union[str, Dict[str, Any], os.PathLike], trace: Optional
     >>> parse_traffic("flow:src=H1,dst=H2,size=64k")["flows"][0]["size"]
     65536
     """
+    from ibcloud.safeio import read_text
+
     trace_arg = None
+    source = str(trace) if trace is not None else None
     if trace is not None:
-        trace_arg = (Path(trace).read_text(), str(trace))
+        trace_arg = (read_text(trace), str(trace))
+        if not trace_arg[0].strip():
+            raise ParseError(f"{trace}:1: empty trace, expected a header time,src,dst,bytes[,sl] and messages")
     if isinstance(spec, dict):
         text = json.dumps(spec)
     elif spec is None or spec == "":
@@ -157,10 +163,19 @@ def parse_traffic(spec: Union[str, Dict[str, Any], os.PathLike], trace: Optional
         if len(s) < 4096 and p.suffix in (".json", ".csv", ".txt") and p.exists():
             if p.suffix == ".csv":
                 return parse_traffic("", trace=p) if trace is None else parse_traffic("", trace=trace)
-            text = p.read_text()
+            text = read_text(p)
+            source = s
+            if not text.strip():
+                raise ParseError(f"{s}:1: empty traffic file, expected JSON or the compact form")
         else:
             text = s
-    return json.loads(_native.sim_parse_traffic(text, trace_arg))
+    try:
+        return json.loads(_native.sim_parse_traffic(text, trace_arg))
+    except (ParseError, SimulationError) as err:
+        # Name the file the spec came from when the core could not know it.
+        if source is not None and source not in str(err):
+            raise type(err)(f"{source}: {err}") from None
+        raise
 
 
 class Sweep:
@@ -386,17 +401,17 @@ class SimResult:
         paths = []
         for name in ("flows", "flow_series", "port_series", "ports"):
             df = getattr(self, name)
-            if format == "parquet":
-                p = d / f"{name}.parquet"
-                df.to_parquet(p, index=False)
-            elif format == "csv":
-                p = d / f"{name}.csv"
-                df.to_csv(p, index=False)
-            else:
+            if format not in ("parquet", "csv"):
                 raise SimulationError(f"unknown output format '{format}' (parquet, csv)")
+            p = d / f"{name}.{format}"
+            with atomic_path(p) as tmp:
+                if format == "parquet":
+                    df.to_parquet(tmp, index=False)
+                else:
+                    df.to_csv(tmp, index=False)
             paths.append(p)
         p = d / "summary.json"
-        p.write_text(json.dumps(self.summary(), indent=2, default=str) + "\n")
+        atomic_write(p, json.dumps(self.summary(), indent=2, default=str) + "\n")
         paths.append(p)
         return paths
 

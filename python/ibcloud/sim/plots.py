@@ -21,6 +21,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ibcloud.safeio import atomic_path  # noqa: E402
+
 if TYPE_CHECKING:
     from ibcloud.sim import SimResult
 
@@ -68,7 +70,8 @@ def plot_result(result: "SimResult", out: Path, title: str = "") -> List[Path]:
         ax.set_title(title or ylabel)
         fig.tight_layout()
         p = out / name
-        fig.savefig(p, dpi=110)
+        with atomic_path(p, keep_suffix=True) as tmp:
+            fig.savefig(tmp, dpi=110)
         plt.close(fig)
         paths.append(p)
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -89,7 +92,8 @@ def plot_result(result: "SimResult", out: Path, title: str = "") -> List[Path]:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     p = out / "xmit_wait.png"
-    fig.savefig(p, dpi=110)
+    with atomic_path(p, keep_suffix=True) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     paths.append(p)
     return paths

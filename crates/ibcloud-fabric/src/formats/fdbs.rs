@@ -27,6 +27,7 @@
 //! port 255) and `K valid lids dumped ` / `K lids dumped `.
 
 use super::text::{err, numbered_lines};
+use crate::error::excerpt;
 use crate::error::{FabricError, ParseError};
 use crate::ids::{Guid, Lid, NodeId, PortNum, PortRef};
 use crate::lft::{ForwardingTables, NO_PORT};
@@ -139,7 +140,10 @@ pub fn parse(text: &str, file: &str) -> Result<FdbDump, FabricError> {
                     err(
                         file,
                         no,
-                        format!("expected 'dump_ucast_routes: Switch 0x<guid>', found '{line}'"),
+                        format!(
+                            "expected 'dump_ucast_routes: Switch 0x<guid>', found {}",
+                            excerpt(line)
+                        ),
                     )
                 })?;
             if let Some(first) = seen_sw.insert(Guid(guid), no) {
@@ -158,7 +162,10 @@ pub fn parse(text: &str, file: &str) -> Result<FdbDump, FabricError> {
             return Err(err(
                 file,
                 no,
-                format!("expected a 'dump_ucast_routes: Switch 0x...' header, found '{line}'"),
+                format!(
+                    "expected a 'dump_ucast_routes: Switch 0x...' header, found {}",
+                    excerpt(line)
+                ),
             )
             .into());
         };
@@ -167,7 +174,10 @@ pub fn parse(text: &str, file: &str) -> Result<FdbDump, FabricError> {
             return Err(err(
                 file,
                 no,
-                format!("expected '0xLID : PORT : HOPS : OPTIMAL', found '{line}'"),
+                format!(
+                    "expected '0xLID : PORT : HOPS : OPTIMAL', found {}",
+                    excerpt(line)
+                ),
             )
             .into());
         };
@@ -198,7 +208,13 @@ pub fn parse_ibroute(text: &str, file: &str) -> Result<FdbDump, FabricError> {
             continue;
         }
         if let Some(rest) = line.strip_prefix("Unicast lids") {
-            let bad = || err(file, no, format!("cannot parse ibroute header '{line}'"));
+            let bad = || {
+                err(
+                    file,
+                    no,
+                    format!("cannot parse ibroute header {}", excerpt(line)),
+                )
+            };
             let (_, rest) = rest.split_once("of switch Lid").ok_or_else(bad)?;
             let mut words = rest.split_whitespace();
             let lid = words
@@ -231,14 +247,22 @@ pub fn parse_ibroute(text: &str, file: &str) -> Result<FdbDump, FabricError> {
             return Err(err(
                 file,
                 no,
-                format!("expected an ibroute 'Unicast lids ...' header, found '{line}'"),
+                format!(
+                    "expected an ibroute 'Unicast lids ...' header, found {}",
+                    excerpt(line)
+                ),
             )
             .into());
         };
         let body = line.split_once(':').map_or(line, |(b, _)| b);
         let mut words = body.split_whitespace();
         let (Some(lid), Some(port), None) = (words.next(), words.next(), words.next()) else {
-            return Err(err(file, no, format!("expected '0xLID PORT', found '{line}'")).into());
+            return Err(err(
+                file,
+                no,
+                format!("expected '0xLID PORT', found {}", excerpt(line)),
+            )
+            .into());
         };
         let lid = lid_token(lid, file, no)?;
         let port = port_token(port, file, no)?;

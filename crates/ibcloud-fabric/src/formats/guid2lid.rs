@@ -14,6 +14,7 @@
 //! cached ranges that no longer fit: the file itself cannot know the LMC.
 
 use super::text::{err, numbered_lines, parse_u64};
+use crate::error::excerpt;
 use crate::error::FabricError;
 use crate::ids::{Guid, Lid};
 use crate::lids::Guid2Lid;
@@ -42,7 +43,10 @@ pub fn parse(text: &str, file: &str) -> Result<Guid2Lid, FabricError> {
             return Err(err(
                 file,
                 no,
-                format!("expected 'GUID FIRST_LID LAST_LID', found '{line}'"),
+                format!(
+                    "expected 'GUID FIRST_LID LAST_LID', found {}",
+                    excerpt(line)
+                ),
             )
             .into());
         };
@@ -88,6 +92,15 @@ pub fn parse(text: &str, file: &str) -> Result<Guid2Lid, FabricError> {
         }
         ranges.insert(lo.0, (hi.0, guid, no));
         map.insert(guid, (lo, hi));
+    }
+    if map.is_empty() && text.trim().is_empty() {
+        // OpenSM writes one line per port; an empty cache is a failed copy.
+        return Err(err(
+            file,
+            1,
+            "empty guid2lid file (expected 'GUID FIRST_LID LAST_LID' lines)",
+        )
+        .into());
     }
     Ok(map)
 }

@@ -26,6 +26,7 @@ use super::text::{
     cable_port, err, guid_of_discover_id, numbered_lines, parse_u64, take_bracketed_num,
     take_parenthesized, take_quoted, take_word, unwritable_description, DiscoverId,
 };
+use crate::error::excerpt;
 use crate::error::{FabricError, ParseError};
 use crate::ids::{Guid, NodeId};
 use crate::model::{Fabric, LinkRate, LinkSpeed, LinkWidth, Node, NodeKind, NodeSpec};
@@ -243,7 +244,7 @@ impl<'t> Reader<'t> {
                     if looks_like_header {
                         format!("unknown node type '{word}' (expected Switch, Ca or Rt)")
                     } else {
-                        format!("unrecognised line '{line}': expected a node header, a port line or a setting such as caguid=")
+                        format!("unrecognised line {}: expected a node header, a port line or a setting such as caguid=", excerpt(line))
                     },
                 ));
             }

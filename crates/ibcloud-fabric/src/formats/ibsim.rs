@@ -46,6 +46,7 @@ use super::text::{
     c_number_prefix, cable_port, err, numbered_lines, parse_c_number, take_bracketed_num,
     take_parenthesized, take_quoted, unwritable_description, DiscoverId,
 };
+use crate::error::excerpt;
 use crate::error::{FabricError, ParseError};
 use crate::ids::{Guid, NodeId};
 use crate::model::{Fabric, LinkRate, LinkSpeed, LinkWidth, Node, NodeKind, NodeSpec};
@@ -397,7 +398,7 @@ impl<'t> Reader<'t> {
                             "unknown node type '{word}' (ibsim knows Switch, Hca (or Ca) and Rt)"
                         )
                     } else {
-                        format!("unrecognised line '{line}': ibsim would ignore it")
+                        format!("unrecognised line {}: ibsim would ignore it", excerpt(line))
                     },
                 ));
             }

@@ -18,12 +18,13 @@
 //! GUID in network byte order.
 
 use super::text::{err, numbered_lines, parse_u64};
+use crate::error::excerpt;
 use crate::error::{FabricError, ParseError};
 use crate::ids::{Guid, Lid, PortNum, PortRef};
 use crate::lft::ForwardingTables;
 use crate::model::{Fabric, NodeKind};
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::{self, BufRead, Read, Write};
 
 /// A parsed `opensm-lfts.dump`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -101,7 +102,10 @@ pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
             return Err(err(
                 file,
                 no,
-                format!("expected a 'Unicast lids [0-N] of switch ...' header, found '{line}'"),
+                format!(
+                    "expected a 'Unicast lids [0-N] of switch ...' header, found {}",
+                    excerpt(line)
+                ),
             )
             .into());
         };
@@ -116,7 +120,8 @@ pub fn parse(text: &str, file: &str) -> Result<LftDump, FabricError> {
                     file,
                     no,
                     format!(
-                        "footer '{line}' does not match the header's top LID {}",
+                        "footer {} does not match the header's top LID {}",
+                        excerpt(line),
                         sw.max_lid
                     ),
                 )
@@ -224,7 +229,7 @@ fn parse_entry(
         return Err(err(
             file,
             no,
-            format!("expected '0xLID PORT # comment', found '{line}'"),
+            format!("expected '0xLID PORT # comment', found {}", excerpt(line)),
         ));
     };
     let lid = lid
@@ -274,6 +279,7 @@ impl LftDump {
                 )
             })
             .collect();
+        let known_ports = port_guids(fabric);
         for sw in &self.switches {
             let at = |line: usize, problem: String| {
                 FabricError::from(ParseError::new(&self.file, line, problem))
@@ -312,6 +318,12 @@ impl LftDump {
                         ),
                     ));
                 }
+                if let Some(g) = guid.filter(|g| !known_ports.contains(g)) {
+                    return Err(at(
+                        line,
+                        format!("the comment names portguid {g}, which is not a port of the fabric (a dump of another fabric?)"),
+                    ));
+                }
                 if let Some((lo, hi)) = guid.and_then(|g| owners.get(&g)) {
                     if lid < *lo || lid > *hi {
                         return Err(at(
@@ -328,6 +340,229 @@ impl LftDump {
         }
         Ok(tables)
     }
+}
+
+/// Every addressable port GUID of the fabric (switch port 0, CA and router
+/// ports), for O(1) checks of the GUIDs a dump's comments name.
+fn port_guids(fabric: &Fabric) -> std::collections::HashSet<Guid> {
+    fabric
+        .iter_nodes()
+        .flat_map(|(id, n)| {
+            let ports = fabric.ports(id);
+            n.addressable_ports()
+                .filter_map(move |p| ports.get(p as usize).map(|port| port.guid))
+        })
+        .collect()
+}
+
+/// Longest line [`read_tables`] accepts: dump lines are a LID, a port and a
+/// node description of at most 64 bytes; anything longer is not a dump.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// Reads an `opensm-lfts.dump` straight into forwarding tables for `fabric`,
+/// line by line: memory is the tables plus one line, whatever the size of
+/// the file (the 11,664-node tree's 1.4 GB dump is never held in memory).
+/// Same checks and messages as [`parse`] followed by [`LftDump::to_tables`],
+/// plus: a line longer than [`MAX_LINE`], bytes that are not UTF-8 and NUL
+/// bytes are errors naming the line.
+///
+/// ```
+/// use ibcloud_fabric::formats::lfts_dump::{read_tables, write};
+/// use ibcloud_fabric::generate;
+/// let f = generate::preset("4-ary-2-full")?.build()?;
+/// let t = ibcloud_fabric::lft::ForwardingTables::new(&f);
+/// let mut out = Vec::new();
+/// write(&f, &t, &mut out).unwrap();
+/// assert_eq!(read_tables(&out[..], "x.dump", &f)?, t);
+/// let last_line = out[..out.len() - 1].iter().rposition(|&b| b == b'\n').unwrap();
+/// let cut = &out[..=last_line]; // the last footer is missing
+/// assert!(read_tables(cut, "x.dump", &f).unwrap_err().to_string().contains("truncated"));
+/// # Ok::<(), ibcloud_fabric::FabricError>(())
+/// ```
+pub fn read_tables(
+    mut reader: impl io::BufRead,
+    file: &str,
+    fabric: &Fabric,
+) -> Result<ForwardingTables, FabricError> {
+    let mut tables = ForwardingTables::new(fabric);
+    let owners: HashMap<Guid, (Lid, Lid)> = fabric
+        .lid_ports()
+        .map(|(_, p)| {
+            (
+                p.guid,
+                (
+                    p.lid,
+                    Lid(p.lid.0.saturating_add((1u16 << p.lmc.min(15)) - 1)),
+                ),
+            )
+        })
+        .collect();
+    let known_ports = port_guids(fabric);
+    let at = |line: usize, problem: String| FabricError::from(err(file, line, problem));
+    let mut buf: Vec<u8> = Vec::with_capacity(256);
+    let mut no = 0usize;
+    // The open block: its header, the switch it fills, the LIDs seen in it.
+    let mut open: Option<(SwitchLft, crate::ids::NodeId)> = None;
+    let mut seen: HashMap<Guid, usize> = HashMap::new();
+    let mut seen_lids: HashMap<u16, usize> = HashMap::new();
+    let mut blocks = 0usize;
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| FabricError::io(file, e))?;
+        if n == 0 {
+            break;
+        }
+        no += 1;
+        if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
+            return Err(at(
+                no,
+                format!("line longer than {MAX_LINE} bytes: not an OpenSM LFT dump"),
+            ));
+        }
+        let bytes = if no == 1 {
+            buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&buf)
+        } else {
+            &buf[..]
+        };
+        let raw = super::text_of(bytes, file).map_err(|e| {
+            // text_of counts lines within this one line.
+            FabricError::from(ParseError::new(file, no, e.problem.clone()))
+        })?;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with("Multicast mlids") {
+            return Err(at(
+                no,
+                "this is a multicast dump (opensm-mfts.dump), not a unicast one".into(),
+            ));
+        }
+        if let Some(rest) = line.strip_prefix("Unicast lids") {
+            if let Some((sw, _)) = &open {
+                return Err(at(
+                    no,
+                    format!(
+                        "the block of line {} has no 'N lids dumped' footer (truncated file?)",
+                        sw.line
+                    ),
+                ));
+            }
+            let sw = parse_header(rest, file, no)?;
+            if let Some(first) = seen.insert(sw.guid, no) {
+                return Err(at(
+                    no,
+                    format!("switch {} is already listed at line {first}", sw.guid),
+                ));
+            }
+            let id = fabric
+                .node_by_guid(sw.guid)
+                .filter(|&id| fabric.node(id).is_switch())
+                .ok_or_else(|| {
+                    at(
+                        no,
+                        format!(
+                            "switch {} ({}) is not a switch of the fabric",
+                            sw.guid,
+                            excerpt(&sw.description)
+                        ),
+                    )
+                })?;
+            let own = fabric.node_lid(id);
+            if own.is_set() && own != sw.lid {
+                return Err(at(
+                    no,
+                    format!(
+                        "switch {} has LID {} here but {} in the fabric",
+                        sw.guid, sw.lid.0, own.0
+                    ),
+                ));
+            }
+            seen_lids.clear();
+            blocks += 1;
+            open = Some((sw, id));
+            continue;
+        }
+        let Some((sw, id)) = &open else {
+            return Err(at(
+                no,
+                format!(
+                    "expected a 'Unicast lids [0-N] of switch ...' header, found {}",
+                    excerpt(line)
+                ),
+            ));
+        };
+        if let Some(count) = line
+            .strip_suffix("lids dumped")
+            .filter(|_| !line.starts_with("0x"))
+        {
+            if count.trim().parse::<u16>().ok() != Some(sw.max_lid) {
+                return Err(at(
+                    no,
+                    format!(
+                        "footer {} does not match the header's top LID {}",
+                        excerpt(line),
+                        sw.max_lid
+                    ),
+                ));
+            }
+            open = None;
+            continue;
+        }
+        let (lid, port, guid) = parse_entry(line, file, no)?;
+        if let Some(first) = seen_lids.insert(lid.0, no) {
+            return Err(at(
+                no,
+                format!("LID {lid} is already listed for this switch at line {first}"),
+            ));
+        }
+        let node = fabric.node(*id);
+        if port > node.num_ports {
+            return Err(at(
+                no,
+                format!(
+                    "port {port} does not exist on switch {} ({}), which has {} ports",
+                    sw.guid,
+                    excerpt(&node.description),
+                    node.num_ports
+                ),
+            ));
+        }
+        if let Some(g) = guid.filter(|g| !known_ports.contains(g)) {
+            return Err(at(
+                no,
+                format!("the comment names portguid {g}, which is not a port of the fabric (a dump of another fabric?)"),
+            ));
+        }
+        if let Some((lo, hi)) = guid.and_then(|g| owners.get(&g)) {
+            if lid < *lo || lid > *hi {
+                return Err(at(
+                    no,
+                    format!(
+                        "LID {lid} is listed for port GUID {}, which has LID {lo} in the fabric",
+                        guid.unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+        tables.set(*id, lid, port);
+    }
+    if let Some((sw, _)) = open {
+        return Err(at(
+            no,
+            format!(
+                "the block of line {} has no 'N lids dumped' footer (truncated file?)",
+                sw.line
+            ),
+        ));
+    }
+    if blocks == 0 {
+        return Err(at(no.max(1), "no switch blocks: an empty LFT dump".into()));
+    }
+    Ok(tables)
 }
 
 /// Writes `tables` in OpenSM's `opensm-lfts.dump` layout, for every switch of
@@ -529,12 +764,19 @@ mod tests {
     #[test]
     fn to_tables_errors_name_the_dump_line() {
         let fabric = fixture_fabric();
-        let unknown = FIXTURE.replace("guid 0x0000000000200001", "guid 0x0000000000200009");
+        // the header only (a comment naming the switch port would be caught first)
+        let unknown = FIXTURE.replace(
+            "guid 0x0000000000200001 ('Switch2')",
+            "guid 0x0000000000200009 ('Switch2')",
+        );
         assert_eq!(
             problem(parse(&unknown, "d").unwrap().to_tables(&fabric)),
             "d:9: switch 0x0000000000200009 ('Switch2') is not a switch of the fabric"
         );
-        let hca_guid = FIXTURE.replace("guid 0x0000000000200001", "guid 0x0000000000100000");
+        let hca_guid = FIXTURE.replace(
+            "guid 0x0000000000200001 ('Switch2')",
+            "guid 0x0000000000100000 ('Switch2')",
+        );
         assert!(problem(parse(&hca_guid, "d").unwrap().to_tables(&fabric))
             .contains("d:9: switch 0x0000000000100000"));
         let big_port = FIXTURE.replace("0x0004 001", "0x0004 009");

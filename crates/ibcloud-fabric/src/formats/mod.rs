@@ -144,20 +144,102 @@ pub fn parse_fabric(data: &[u8], file: &str, format: Format) -> Result<Fabric, F
     if format == Format::Native {
         return Ok(native::decode(data, file)?.fabric);
     }
-    let text = std::str::from_utf8(data).map_err(|e| {
-        let line = data[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        ParseError::new(file, line, "not valid UTF-8 text")
-    })?;
-    match format {
+    // A byte-order mark (Windows editors add one) is not content.
+    let text = text_of(data, file)?;
+    let fabric = match format {
         Format::Ibnetdiscover => ibnetdiscover::parse(text, file),
         Format::IbsimNet => ibsim::parse(text, file),
         Format::SubnetLst => subnet_lst::parse(text, file),
         Format::Native => unreachable!("handled above"),
+    }?;
+    // An empty or comment-only file is not a fabric of 0 nodes: every check
+    // on it would pass vacuously ("all 0 pairs reachable").
+    if fabric.num_nodes() == 0 {
+        return Err(ParseError::new(
+            file,
+            text.lines().count().max(1),
+            format!("no nodes: an empty {} file", format.name()),
+        )
+        .into());
     }
+    Ok(fabric)
+}
+
+/// The UTF-8 text of a file, as every text reader takes it: a byte-order
+/// mark dropped; bytes that are not UTF-8, or a NUL, are a [`ParseError`]
+/// naming the file, line and column (not an I/O error). Python:
+/// `ibcloud.safeio.read_text`.
+pub fn read_text(path: &Path) -> Result<String, FabricError> {
+    let data = std::fs::read(path).map_err(|e| FabricError::io(path, e))?;
+    let file = path.display().to_string();
+    Ok(text_of(&data, &file)?.to_owned())
+}
+
+/// [`read_text`] for bytes already in memory.
+pub fn text_of<'d>(data: &'d [u8], file: &str) -> Result<&'d str, ParseError> {
+    let data = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
+    let text = std::str::from_utf8(data).map_err(|e| {
+        let start = e.valid_up_to();
+        let line = data[..start].iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = start
+            - data[..start]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
+        ParseError::new(
+            file,
+            line,
+            format!(
+                "not UTF-8 text: byte 0x{:02x} at column {column}",
+                data[start]
+            ),
+        )
+    })?;
+    if let Some(pos) = text.find('\0') {
+        let line = text[..pos].matches('\n').count() + 1;
+        return Err(ParseError::new(file, line, "NUL byte in a text file"));
+    }
+    Ok(text)
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder,
+/// renamed over `path` once complete: an interrupted write leaves the old
+/// file (or none), never a truncated one. Every writer of ibcloud uses this
+/// (Python: `ibcloud.safeio.atomic_write`).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FabricError> {
+    write_atomic_with(path, |w| std::io::Write::write_all(w, bytes))
+}
+
+/// [`write_atomic`] for a writer that streams: `fill` writes into a buffered
+/// temporary file, which replaces `path` only when `fill` succeeded.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), FabricError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        fill(&mut w)?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(|e| FabricError::io(path, e))
 }
 
 /// Reads a fabric from a file, guessing the format from the name, then the
@@ -207,7 +289,7 @@ pub fn write_fabric(
         ))
     })?;
     let bytes = render_fabric(fabric, format)?;
-    std::fs::write(path, bytes).map_err(|e| FabricError::io(path, e))
+    write_atomic(path, &bytes)
 }
 
 #[cfg(test)]

@@ -39,12 +39,16 @@
 //! # Ok::<(), ibcloud_fabric::formats::partitions_conf::PartitionsConfError>(())
 //! ```
 
+use crate::error::excerpt;
 use crate::ids::Guid;
 use crate::partitions::{
     GlobalPolicy, Isolation, Member, MemberSpec, Membership, Partition, PartitionConfig,
 };
 use std::fmt;
 use std::io::{self, Write};
+
+/// Longest line read: a definition spans lines, so no real line comes near it.
+pub const MAX_LINE: usize = 64 * 1024;
 
 /// OpenSM's default file name.
 pub const FILE_NAME: &str = "partitions.conf";
@@ -100,12 +104,48 @@ pub fn parse_with_warnings(
     };
     for (i, raw) in text.split('\n').enumerate() {
         p.line = i + 1;
+        if raw.len() > MAX_LINE {
+            return Err(PartitionsConfError {
+                file: file.to_owned(),
+                line: p.line,
+                column: 1,
+                problem: format!(
+                    "line of {} bytes: longer than any partition definition line ({MAX_LINE} at most)",
+                    raw.len()
+                ),
+            });
+        }
         let line = match raw.find('#') {
             Some(h) => &raw[..h],
             None => raw,
         };
         p.text = line;
         p.parse_line()?;
+    }
+    // OpenSM keeps a definition cut off before its ';' and an empty file;
+    // both are far more often a truncated or wrong file than an intent.
+    if let Some(i) = p.current {
+        let part = &p.conf.partitions[i];
+        return Err(PartitionsConfError {
+            file: file.to_owned(),
+            line: p.line,
+            column: 1,
+            problem: format!(
+                "the file ends inside the definition of partition {} (line {}): no closing ';' (truncated file?)",
+                excerpt(&part.name),
+                part.line
+            ),
+        });
+    }
+    // An empty file (0 bytes, or blanks only) is a failed copy; a file of
+    // comments only (ibcloud writes one for an empty configuration) is not.
+    if p.conf.partitions.is_empty() && text.trim().is_empty() {
+        return Err(PartitionsConfError {
+            file: file.to_owned(),
+            line: p.line.max(1),
+            column: 1,
+            problem: "no partition definition found: the file is empty".into(),
+        });
     }
     Ok((p.conf, p.warnings))
 }
@@ -239,6 +279,19 @@ impl Parser<'_> {
         let pkey = match id {
             None => None,
             Some(id) => match c_number(id) {
+                // A P_Key is 16 bits; OpenSM would keep the low 16 bits of a
+                // larger number (strtoul saturates), silently turning it into
+                // another partition's key.
+                Some(v) if v > 0xFFFF => {
+                    let at = Self::first_char(first, n0) + first.find('=').map_or(0, |e| e + 1);
+                    return Err(self.error(
+                        at,
+                        format!(
+                            "bad partition definition: P_Key {} is above 0xFFFF (a P_Key has 16 bits)",
+                            excerpt(id)
+                        ),
+                    ));
+                }
                 Some(v) => {
                     let k = (v as u16) & 0x7FFF;
                     (k != 0).then_some(k)
@@ -247,7 +300,10 @@ impl Parser<'_> {
                     let at = Self::first_char(first, n0) + first.find('=').map_or(0, |e| e + 1);
                     return Err(self.error(
                         at,
-                        format!("bad partition definition: P_Key '{id}' is not a number"),
+                        format!(
+                            "bad partition definition: P_Key {} is not a number",
+                            excerpt(id)
+                        ),
                     ));
                 }
             },
@@ -342,7 +398,7 @@ impl Parser<'_> {
             if flag != "indx0" {
                 self.warn(
                     at,
-                    format!("unrecognized partition flag '{flag}' - ignored"),
+                    format!("unrecognized partition flag {} - ignored", excerpt(flag)),
                 );
             }
             part.other_flags
@@ -387,7 +443,7 @@ impl Parser<'_> {
                 Some(f) => {
                     self.warn(
                         at,
-                        format!("unrecognized port flag '{f}'. Assume 'limited'"),
+                        format!("unrecognized port flag {}. Assume 'limited'", excerpt(f)),
                     );
                     Some(Membership::Limited)
                 }

@@ -1,0 +1,253 @@
+"""Safe file handling shared by every reader and writer of the Python layer.
+
+* :func:`excerpt` — the one way an error message quotes file content: at most
+  a bounded number of characters, control characters and escapes made
+  visible, so a 50 MB line or a terminal escape sequence in a hostile file
+  never reaches the terminal as such. The Rust readers use the same rule
+  (``ibcloud_fabric::excerpt``).
+* :func:`read_text` — UTF-8 text (a leading byte-order mark dropped); bytes
+  that are not UTF-8 become a :class:`~ibcloud.ParseError` naming the file,
+  line and column, not a bare ``UnicodeDecodeError``.
+* :func:`atomic_write` / :func:`atomic_path` — every file is written under a
+  temporary name in its own folder and renamed over the target only when
+  complete, so an interrupted write never leaves a truncated file where a
+  good one was.
+
+>>> excerpt("ab\\x1b[2Jcd")
+"'ab\\\\x1b[2Jcd'"
+>>> len(excerpt("x" * 10_000)) < 120
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator, Union
+
+from ibcloud.exceptions import ParseError
+
+__all__ = ["EXCERPT_CHARS", "excerpt", "bounded", "read_text", "atomic_write", "atomic_path"]
+
+#: Characters of file content an error message quotes at most.
+EXCERPT_CHARS = 60
+#: Characters of a whole error message at most (messages quote excerpts; this is the backstop).
+MESSAGE_CHARS = 2000
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _escape(text: str, backslash: bool = True) -> str:
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\\" and backslash:
+            out.append("\\\\")
+        elif code < 0x20 or 0x7F <= code < 0xA0 or ch in "\u2028\u2029\ufeff" or 0xD800 <= code < 0xE000:
+            out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r"}.get(ch, f"\\x{code:02x}" if code < 0x100
+                                                                   else f"\\u{code:04x}"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def excerpt(text: Union[str, bytes], limit: int = EXCERPT_CHARS) -> str:
+    """``text`` quoted for an error message: escaped, at most ``limit``
+    characters of it, and the full length when cut.
+
+    >>> excerpt("0x0001 2")
+    "'0x0001 2'"
+    >>> excerpt("A" * 100, limit=5)
+    "'AAAAA'... (100 characters)"
+    >>> excerpt(b"\\xff\\x00ok")
+    "'\\\\xff\\\\x00ok'"
+    """
+    if isinstance(text, bytes):
+        shown = "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in text[:limit])
+        more = f"... ({len(text):,} bytes)" if len(text) > limit else ""
+        return f"'{shown}'{more}"
+    shown = _escape(text[:limit])
+    more = f"... ({len(text):,} characters)" if len(text) > limit else ""
+    return f"'{shown}'{more}"
+
+
+def bounded(message: str, limit: int = MESSAGE_CHARS) -> str:
+    """A whole message made safe for a terminal: control characters escaped
+    (newlines kept), at most ``limit`` characters.
+
+    >>> bounded("a\\x1b]0;x\\x07\\nb")
+    'a\\\\x1b]0;x\\\\x07\\nb'
+    >>> bounded("y" * 50, limit=10)
+    'yyyyyyyyyy... (50 characters)'
+    """
+    # Backslashes stay as they are: the message may quote an excerpt already.
+    lines = [_escape(line, backslash=False) for line in message[:limit].split("\n")]
+    more = f"... ({len(message):,} characters)" if len(message) > limit else ""
+    return "\n".join(lines) + more
+
+
+def read_text(path: PathLike) -> str:
+    """The UTF-8 text of ``path`` without a leading byte-order mark.
+
+    Raises :class:`~ibcloud.ParseError` ``file:line: ...`` for bytes that are
+    not UTF-8, and the usual :class:`OSError` (naming the file) when it
+    cannot be read.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.txt"
+    >>> _ = p.write_bytes(b"\\xef\\xbb\\xbfok\\nbad \\xff here\\n")
+    >>> read_text(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ibcloud.exceptions.ParseError: .../x.txt:2: not UTF-8 text: byte 0xff at column 5
+    """
+    data = Path(path).read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ParseError(decode_problem(path, data, err)) from None
+
+
+def decode_problem(path: PathLike, data: bytes, err: UnicodeDecodeError) -> str:
+    """``file:line: not UTF-8 text: byte 0x.. at column N`` for a decode error in ``data``.
+
+    >>> data = b"a\\n\\x80"
+    >>> try:
+    ...     data.decode()
+    ... except UnicodeDecodeError as e:
+    ...     decode_problem("f", data, e)
+    'f:2: not UTF-8 text: byte 0x80 at column 1'
+    """
+    line = data.count(b"\n", 0, err.start) + 1
+    column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+    return f"{os.fspath(path)}:{line}: not UTF-8 text: byte 0x{data[err.start]:02x} at column {column}"
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike, keep_suffix: bool = False) -> Iterator[Path]:
+    """Yields a temporary path beside ``path``; when the block ends without
+    an error, the temporary file replaces ``path`` in one rename, otherwise
+    it is removed and ``path`` is left as it was.
+
+    For libraries that write by name (``DataFrame.to_parquet``,
+    ``Figure.savefig`` with ``keep_suffix=True``).
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
+    >>> with atomic_path(target) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> target.read_text(), sorted(p.name for p in target.parent.iterdir())
+    ('done', ['t.txt'])
+    """
+    target = Path(path)
+    if target.parent != Path(""):
+        target.parent.mkdir(parents=True, exist_ok=True)
+    # A hidden name ending in .tmp, so that no reader globbing for the target's
+    # kind (*.parquet) takes a half-written file; keep_suffix for writers that
+    # choose the format by the suffix (Figure.savefig).
+    suffix = f".tmp{target.suffix}" if keep_suffix else ".tmp"
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        if target.exists():
+            # keep the mode of a file we replace (mkstemp makes 0600)
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def atomic_write(path: PathLike, data: Union[str, bytes]) -> Path:
+    """Writes ``data`` (text as UTF-8) to ``path`` through :func:`atomic_path`.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "sub" / "a.json"
+    >>> atomic_write(p, "{}\\n").read_text()
+    '{}\\n'
+    """
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return Path(path)
+
+
+def load_json(path: PathLike) -> object:
+    """The JSON value in ``path``; bad JSON is a :class:`~ibcloud.ParseError`
+    ``file:line: not JSON: ...`` (an empty file included).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "e.json"
+    >>> _ = p.write_text('[1,\\n 2,,]')
+    >>> load_json(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ibcloud.exceptions.ParseError: .../e.json:2: not JSON: Expecting value (column 4)
+    """
+    import json
+
+    text = read_text(path)
+    if not text.strip():
+        raise ParseError(f"{os.fspath(path)}:1: empty file, expected JSON")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        raise ParseError(f"{os.fspath(path)}:{err.lineno}: not JSON: {err.msg} (column {err.colno})") from None
+    except ValueError as err:
+        raise ParseError(f"{os.fspath(path)}: {err}") from None
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def names_overflow(func):
+    """Decorator for functions that hand integers to the Rust core: an
+    ``OverflowError`` from the conversion (a negative count, a number too
+    large for its type) names the argument instead of only the type.
+
+    >>> @names_overflow
+    ... def f(radix: int = 1):
+    ...     raise OverflowError("can't convert negative int to unsigned")
+    >>> f(radix=-1)
+    Traceback (most recent call last):
+    ...
+    OverflowError: radix=-1 is out of range (can't convert negative int to unsigned)
+    """
+    import functools
+    import inspect
+
+    signature = inspect.signature(func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except OverflowError as err:
+            if getattr(err, "ibcloud_named", False):  # an inner call named it already
+                raise
+            try:
+                bound = signature.bind(*args, **kwargs).arguments
+            except TypeError:
+                raise err from None
+            ints = {n: v for n, v in bound.items() if isinstance(v, int) and not isinstance(v, bool)}
+            bad = {n: v for n, v in ints.items() if v < 0 or v >= 1 << 64} or ints
+            named = ", ".join(f"{n}={v}" for n, v in bad.items()) or "an argument"
+            named_err = OverflowError(f"{named} is out of range ({err})")
+            named_err.ibcloud_named = True  # type: ignore[attr-defined]
+            raise named_err from None
+
+    return wrapper
