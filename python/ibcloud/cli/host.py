@@ -27,16 +27,16 @@ import json
 import sys
 import time
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-
 from ibcloud.cli.main import ExitStatus
 
 __all__ = ["register"]
 
 
 def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
     from ibcloud.host import Scenario, run
 
     scenario = Scenario.load(args.scenario).check()
