@@ -200,10 +200,10 @@ fn congestion_control_marks_and_throttles_contributors() {
         r.flows[1].counters.becns > 0 && r.flows[2].counters.becns > 0,
         "contributors get BECNs"
     );
-    // The victim passes A's congested up-link too, so it is marked as well
-    // (switches cannot tell contributors from victims), but less often.
+    // The victim passes A's up-link too; that port is mostly a victim of
+    // credit starvation (Victim_Mask off), so the victim is marked less.
     assert!(r.flows[0].counters.becns < r.flows[1].counters.becns);
-    assert!(r.flows.iter().all(|x| x.counters.ccti > 0));
+    assert!(r.flows[1..3].iter().all(|x| x.counters.ccti > 0));
     let victim = gbps(&r, 0, MS, 3 * MS);
     assert!(victim > 3.0, "victim with CC {victim:.2} Gb/s");
     // Ranadive's preset: the huge table throttles the contributors hard.
