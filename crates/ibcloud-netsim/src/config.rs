@@ -237,6 +237,22 @@ pub enum CcDetection {
     Buffered,
 }
 
+/// Victim_Mask: which switch ports mark while they are victims (could not
+/// send for lack of credits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VictimMask {
+    /// No port: a credit-starved port never marks.
+    None,
+    /// Ports whose cable leads to a CA: a CA that consumes slower than its
+    /// link is the end of a congestion tree, so the port in front of it
+    /// marks although it waits for the CA's credits. Default.
+    #[default]
+    CaPorts,
+    /// Every port.
+    All,
+}
+
 /// How a CA applies congestion control (CA_Congestion_Setting Port_Control).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -277,10 +293,9 @@ pub struct CcConfig {
     /// Packet_Size: only packets of at least this many payload bytes are
     /// marked.
     pub min_packet_bytes: u32,
-    /// Victim_Mask (one value for every switch port here): a congested port
-    /// that is a victim (it could not send for lack of credits) marks only
-    /// when this is true.
-    pub victim_mask: bool,
+    /// Victim_Mask: a congested port that is a victim (it could not send for
+    /// lack of credits) marks only when the mask covers it.
+    pub victim_mask: VictimMask,
     /// What counts as queued for an output.
     pub detection: CcDetection,
     /// QP-based or SL-based control at the CA.
@@ -310,7 +325,7 @@ impl Default for CcConfig {
             threshold: 15,
             marking_rate: 10,
             min_packet_bytes: 512,
-            victim_mask: false,
+            victim_mask: VictimMask::CaPorts,
             detection: CcDetection::Heads,
             control: CaControl::Qp,
             qps: 0,
@@ -347,7 +362,7 @@ impl CcConfig {
             threshold: 15,
             marking_rate: 10,
             min_packet_bytes: 512,
-            victim_mask: false,
+            victim_mask: VictimMask::CaPorts,
             detection: CcDetection::Heads,
             control: CaControl::Sl,
             qps: 0,

@@ -6,7 +6,7 @@
 //! from a preallocated pool; events are `(time, sequence)`-ordered entries of
 //! a binary heap, so equal-time events run in the order they were scheduled.
 
-use crate::config::{CaControl, CcConfig, CcDetection, SimConfig, VlArbEntry};
+use crate::config::{CaControl, CcConfig, CcDetection, SimConfig, VictimMask, VlArbEntry};
 use crate::control::{Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
 use crate::error::NetsimError;
 use crate::stats::{FlowCounters, FlowSample, FlowSummary, PortCounters, PortSample, SimResult};
@@ -956,7 +956,15 @@ impl Simulation {
     fn cc_mark(&mut self, s: usize, k: usize, pid: u32) {
         let Some(cc) = &self.cc else { return };
         let victim = std::mem::take(&mut self.stalled[k]);
-        if self.cc_mark_units == 0 || (victim && !cc.victim_mask) {
+        let masked = match cc.victim_mask {
+            VictimMask::None => false,
+            VictimMask::All => true,
+            VictimMask::CaPorts => {
+                let r = self.net.slots[s].remote;
+                r != NONE && !self.net.slots[r as usize].is_switch
+            }
+        };
+        if self.cc_mark_units == 0 || (victim && !masked) {
             return;
         }
         let queued = match cc.detection {

@@ -64,7 +64,7 @@ mod topo;
 pub mod traffic;
 
 pub use config::{
-    CaControl, CcConfig, CcDetection, CctEntry, SimConfig, VlArbEntry, VlArbitration,
+    CaControl, CcConfig, CcDetection, CctEntry, SimConfig, VictimMask, VlArbEntry, VlArbitration,
 };
 pub use control::{
     parse_events, Action, Controller, NoController, SlotInfo, SweepView, TimedAction,

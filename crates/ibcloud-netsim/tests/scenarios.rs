@@ -352,6 +352,23 @@ fn bad_input_fails_before_the_run() {
         parse_duration("10 parsecs"),
         Err(NetsimError::BadDuration(_))
     ));
+    // Offered loads that are not a load (issue 18): rejected before the run.
+    for bad in [
+        "uniform:load=1000",
+        "uniform:load=1e9",
+        "hotspot:hot=H1,load=17",
+    ] {
+        let spec = TrafficSpec::parse_compact(bad).unwrap();
+        let e = Simulation::new(&f, &t, &cfg, &spec, MS).unwrap_err();
+        assert!(e.to_string().contains("at most 16"), "{bad}: {e}");
+    }
+    let e = TrafficSpec::parse_compact("flow:src=H1,dst=H2,gbps=1e6").unwrap();
+    assert!(Simulation::new(&f, &t, &cfg, &e, MS).is_err());
+    // Too long is not "cannot parse".
+    assert!(matches!(
+        parse_duration("20000000s"),
+        Err(NetsimError::DurationTooLong(_))
+    ));
     // Unknown keys and bad values.
     assert!(TrafficSpec::parse_compact("uniform:lod=0.5").is_err());
     assert!(TrafficSpec::from_json("{\"flows\": [{\"src\": \"H1\", \"dts\": \"H2\"}]}").is_err());
