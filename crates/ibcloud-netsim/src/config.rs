@@ -217,29 +217,105 @@ impl VlArbitration {
     }
 }
 
-/// IB congestion control (switch marking, CNP/BECN, CCT at the source).
+/// What a switch counts as "queued for an output port and VL" when it tests
+/// the marking threshold. The switches modelled here are input-buffered, so
+/// an output has no queue of its own; the IBA annex speaks of the port's
+/// queue, and hardware differs in what it measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcDetection {
+    /// The packets at the heads of input VL FIFOs that request this output
+    /// VL (the output's virtual output queue): only packets that compete for
+    /// this output now. Packets stuck deeper in a FIFO behind a packet for
+    /// another output are not counted. Default.
+    #[default]
+    Heads,
+    /// Every packet anywhere in the switch's input FIFOs whose routed output
+    /// is this port and VL (the reading before issue 18; it counts packets
+    /// that are head-of-line blocked by other outputs, so victim-only outputs
+    /// mark).
+    Buffered,
+}
+
+/// Victim_Mask: which switch ports mark while they are victims (could not
+/// send for lack of credits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VictimMask {
+    /// No port: a credit-starved port never marks.
+    None,
+    /// Ports whose cable leads to a CA: a CA that consumes slower than its
+    /// link is the end of a congestion tree, so the port in front of it
+    /// marks although it waits for the CA's credits. Default.
+    #[default]
+    CaPorts,
+    /// Every port.
+    All,
+}
+
+/// How a CA applies congestion control (CA_Congestion_Setting Port_Control).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaControl {
+    /// One CCTI and injection timer per queue pair (Port_Control = 0). Default.
+    #[default]
+    Qp,
+    /// One CCTI and injection timer per (source port, SL), shared by every QP
+    /// of the port on that SL (Port_Control = 1; G's setting).
+    Sl,
+}
+
+/// One Congestion Control Table entry: a 2-bit CCT_Shift and a 14-bit
+/// CCT_Multiplier. The injection rate delay is
+/// `multiplier × 2^shift × cct-unit` (see [`CcConfig::ird`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CctEntry {
+    /// CCT_Shift, 0–3.
+    pub shift: u8,
+    /// CCT_Multiplier, 0–16383.
+    pub multiplier: u16,
+}
+
+/// IB congestion control (IBA Annex A10): switch marking, CNP/BECN, CCT at
+/// the source. See docs/netsim.md for every reading.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CcConfig {
-    /// Switch marking threshold 0–15 (0 = never mark; 15 = mark at the
-    /// smallest queue). A port/VL is congested when packets waiting for it
-    /// hold more than `(16 - threshold)/16` of one input buffer per VL.
+    /// Switch marking Threshold 0–15 (0 = never mark; 15 = mark at the
+    /// smallest queue). A port/VL is congested when the 64-byte blocks queued
+    /// for it (see `detection`) exceed `(16 - threshold)/16` of one input
+    /// buffer per VL.
     pub threshold: u8,
-    /// Mark one in `marking_rate + 1` eligible packets of a congested port.
+    /// Marking_Rate: mark one in `marking_rate + 1` eligible packets of a
+    /// congested port/VL.
     pub marking_rate: u16,
-    /// Only packets of at least this many bytes (payload) are marked.
+    /// Packet_Size: only packets of at least this many payload bytes are
+    /// marked.
     pub min_packet_bytes: u32,
-    /// CCTI increase per BECN.
+    /// Victim_Mask: a congested port that is a victim (it could not send for
+    /// lack of credits) marks only when the mask covers it.
+    pub victim_mask: VictimMask,
+    /// What counts as queued for an output.
+    pub detection: CcDetection,
+    /// QP-based or SL-based control at the CA.
+    pub control: CaControl,
+    /// QPs of a source that talks to many destinations: 0 = one QP per
+    /// destination; n = destination mod n.
+    pub qps: u32,
+    /// CCTI_Increase per BECN.
     pub ccti_increase: u16,
-    /// Largest CCTI.
+    /// CCTI_Limit: largest CCTI.
     pub ccti_limit: u16,
-    /// CCTI a source jumps to at least on its first BECN.
+    /// CCTI_Min: a source jumps to at least this CCTI on a BECN.
     pub ccti_min: u16,
-    /// CCTI timer in units of 1.024 us: each expiry lowers the CCTI by one.
+    /// CCTI_Timer in units of 1.024 us: each expiry lowers the CCTI by one.
     pub ccti_timer: u32,
-    /// Injection rate delay per CCTI (entry i = delay between packets of a
-    /// QP at CCTI i); shorter tables repeat their last entry.
-    pub cct: Vec<Time>,
+    /// The Congestion Control Table (entry i serves CCTI i); shorter tables
+    /// repeat their last entry.
+    pub cct: Vec<CctEntry>,
+    /// Time of one multiplier step (ps).
+    pub cct_unit: Time,
 }
 
 impl Default for CcConfig {
@@ -249,49 +325,87 @@ impl Default for CcConfig {
             threshold: 15,
             marking_rate: 10,
             min_packet_bytes: 512,
+            victim_mask: VictimMask::CaPorts,
+            detection: CcDetection::Heads,
+            control: CaControl::Qp,
+            qps: 0,
             ccti_increase: 1,
             ccti_limit: 127,
             ccti_min: 0,
             ccti_timer: 150,
-            cct: (0..128).map(|i| i * 100 * NS).collect(),
+            cct: (0..128)
+                .map(|i| CctEntry {
+                    shift: 0,
+                    multiplier: i,
+                })
+                .collect(),
+            cct_unit: 100 * NS,
         }
     }
 }
 
+/// G §3.2's maximum injection rate delay (≈3.4 ms at shift 0, multiplier
+/// 16383): one multiplier step is 3.4 ms / 16383 ≈ 207.5 ns (calibration).
+pub const RANADIVE_CCT_UNIT: Time = 3_400 * US / 16_383;
+
 impl CcConfig {
     /// The settings of Ranadive's ResEx/DRX/Sphinx experiments (G Table 5):
-    /// CCTI_Timer 32767, CCTI_Increase 10, CCTI_Min 10, CCTI_Limit 127,
-    /// shift 0 and multiplier 16383 (every entry at the maximum delay of about
-    /// 3.4 ms from index 1 on). Switch-side values are Mellanox's defaults
-    /// (threshold 15, marking rate 10, 512-byte minimum), labelled assumptions.
+    /// CCTI_Timer 32767, CCTI_Increase 10, CCTI_Min 10, CCTI_Limit 127, SL
+    /// based. Table 5's shift 0 / multiplier 16383 is read as the entry at
+    /// CCTI_Limit (the table's maximum, ≈3.4 ms); the table rises linearly
+    /// from 0 at index 0 to it (multiplier round(16383·i/127), shift 0).
+    /// Switch-side values are Mellanox's defaults (threshold 15, marking rate
+    /// 10, 512-byte minimum), labelled assumptions.
     pub fn ranadive() -> Self {
-        let max_ird = 3_400 * US;
+        let limit = 127u32;
         Self {
             threshold: 15,
             marking_rate: 10,
             min_packet_bytes: 512,
+            victim_mask: VictimMask::CaPorts,
+            detection: CcDetection::Heads,
+            control: CaControl::Sl,
+            qps: 0,
             ccti_increase: 10,
-            ccti_limit: 127,
+            ccti_limit: limit as u16,
             ccti_min: 10,
             ccti_timer: 32767,
-            cct: (0..128).map(|i| if i == 0 { 0 } else { max_ird }).collect(),
+            cct: (0..=limit)
+                .map(|i| CctEntry {
+                    shift: 0,
+                    multiplier: ((16_383 * i + limit / 2) / limit) as u16,
+                })
+                .collect(),
+            cct_unit: RANADIVE_CCT_UNIT,
         }
     }
 
-    fn validate(&self) -> Result<(), NetsimError> {
+    pub(crate) fn validate(&self) -> Result<(), NetsimError> {
+        let bad = |m: &str| Err(NetsimError::Config(m.into()));
         if self.threshold > 15 {
-            return Err(NetsimError::Config("cc threshold must be 0-15".into()));
+            return bad("cc threshold must be 0-15");
         }
         if self.cct.is_empty() {
-            return Err(NetsimError::Config(
-                "cc table (cct) must have at least one entry".into(),
-            ));
+            return bad("cc table (cct) must have at least one entry");
         }
-        if self.ccti_timer == 0 {
-            return Err(NetsimError::Config("ccti-timer must be positive".into()));
+        if let Some(e) = self
+            .cct
+            .iter()
+            .find(|e| e.shift > 3 || e.multiplier > 16_383)
+        {
+            return Err(NetsimError::Config(format!(
+                "cct entry shift {} multiplier {}: shift is 0-3 and multiplier 0-16383",
+                e.shift, e.multiplier
+            )));
+        }
+        if self.ccti_timer == 0 || self.ccti_timer > 0xFFFF {
+            return bad("ccti-timer must be 1-65535 (units of 1.024 us)");
         }
         if self.ccti_min > self.ccti_limit {
-            return Err(NetsimError::Config("ccti-min is above ccti-limit".into()));
+            return bad("ccti-min is above ccti-limit");
+        }
+        if self.cct_unit == 0 {
+            return bad("cct-unit must be positive");
         }
         Ok(())
     }
@@ -301,10 +415,11 @@ impl CcConfig {
         self.ccti_timer as Time * 1_024 * NS
     }
 
-    /// The injection delay at index `ccti`.
+    /// The injection rate delay at index `ccti`:
+    /// `CCT_Multiplier × 2^CCT_Shift × cct-unit` of entry `min(ccti, last)`.
     pub fn ird(&self, ccti: u16) -> Time {
-        let i = (ccti as usize).min(self.cct.len() - 1);
-        self.cct[i]
+        let e = self.cct[(ccti as usize).min(self.cct.len() - 1)];
+        ((e.multiplier as Time) << e.shift) * self.cct_unit
     }
 }
 
@@ -356,7 +471,14 @@ mod tests {
         assert!(serde_json::from_str::<SimConfig>("{\"mtuu\": 5}").is_err());
         let cc = CcConfig::ranadive();
         assert_eq!(cc.ird(0), 0);
-        assert_eq!(cc.ird(500), 3_400 * US);
+        assert_eq!(cc.ird(500), 16_383 * RANADIVE_CCT_UNIT);
+        assert!((cc.ird(127) as f64 / (3_400 * US) as f64 - 1.0).abs() < 1e-3);
+        // Linear from 0: index 10 (CCTI_Min) is 10/127 of the maximum.
+        assert_eq!(cc.cct[10].multiplier, 1290);
+        assert_eq!(CcConfig::default().ird(5), 500 * NS);
+        let mut b = CcConfig::default();
+        b.cct[3].shift = 4;
+        assert!(b.validate().is_err());
         assert_eq!(cc.timer_period(), 32767 * 1024 * NS);
     }
 }

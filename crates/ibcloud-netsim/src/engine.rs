@@ -6,7 +6,7 @@
 //! from a preallocated pool; events are `(time, sequence)`-ordered entries of
 //! a binary heap, so equal-time events run in the order they were scheduled.
 
-use crate::config::{CcConfig, SimConfig, VlArbEntry};
+use crate::config::{CaControl, CcConfig, CcDetection, SimConfig, VictimMask, VlArbEntry};
 use crate::control::{Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
 use crate::error::NetsimError;
 use crate::stats::{FlowCounters, FlowSample, FlowSummary, PortCounters, PortSample, SimResult};
@@ -43,6 +43,8 @@ const NO_SL: u8 = 255;
 #[derive(Clone, Copy, Debug, Default)]
 struct Pkt {
     flow: u32,
+    /// Queue pair of the flow (congestion control keys its state by it).
+    qp: u32,
     out_slot: u32,
     payload: u32,
     tail: Time,
@@ -93,6 +95,7 @@ struct Arb {
 #[derive(Clone, Copy, Debug)]
 struct Msg {
     dst: u32,
+    qp: u32,
     remaining: u32,
     created: Time,
     sl: u8,
@@ -112,8 +115,6 @@ struct FlowState {
     /// Waiting for its congestion-control injection delay.
     waiting: bool,
     next_allowed: Time,
-    ccti: u16,
-    cc_ref: Time,
     next_gen: f64,
     gap: f64,
     trace_pos: usize,
@@ -122,6 +123,21 @@ struct FlowState {
     c: FlowCounters,
     last: FlowCounters,
 }
+
+/// Congestion-control state of a QP (QP-based control) or of a source
+/// port's SL (SL-based control).
+#[derive(Clone, Copy, Debug, Default)]
+struct CcState {
+    ccti: u16,
+    /// Start of the current CCTI_Timer period.
+    cc_ref: Time,
+    /// The earliest time this QP/SL may inject its next packet.
+    next_allowed: Time,
+}
+
+/// Messages looked at past the head of a VL's queue when the head's QP is
+/// waiting for its injection delay (QPs of one source are independent).
+const QP_SCAN: usize = 64;
 
 /// A prepared simulation: build with [`Simulation::new`], add actions and a
 /// controller, then [`Simulation::run`].
@@ -143,7 +159,13 @@ pub struct Simulation {
     arb: Vec<Arb>,
     wait_since: Vec<Time>,
     wait_acc: Vec<Time>,
+    /// Per slot × VL: packets since the last FECN mark (Marking_Rate).
     mark_count: Vec<u16>,
+    /// Per slot × VL: the output found its head packet short of credits
+    /// since its last transmission (a victim port, IBA A10).
+    stalled: Vec<bool>,
+    /// CC state by [`Simulation::cc_key`].
+    cc_states: std::collections::HashMap<u64, CcState>,
     dma_free: Vec<Time>,
     wake_pending: Vec<bool>,
     cnp_q: Vec<VecDeque<u32>>,
@@ -297,8 +319,6 @@ impl Simulation {
                     queued: 0,
                     waiting: false,
                     next_allowed: 0,
-                    ccti: 0,
-                    cc_ref: 0,
                     next_gen: def.start as f64 + phase,
                     gap,
                     trace_pos: 0,
@@ -348,7 +368,9 @@ impl Simulation {
             arb: vec![arb0; nslots],
             wait_since: vec![NO_TIME; nslots],
             wait_acc: vec![0; nslots],
-            mark_count: vec![0; nslots],
+            mark_count: vec![0; nslots * v],
+            stalled: vec![false; nslots * v],
+            cc_states: std::collections::HashMap::new(),
             dma_free: vec![0; nslots],
             wake_pending: vec![false; nslots],
             cnp_q: (0..nslots).map(|_| VecDeque::new()).collect(),
@@ -896,6 +918,18 @@ impl Simulation {
     }
 
     fn try_send_switch(&mut self, s: usize) {
+        if self.cc.is_some() {
+            // Victim detection: a VL whose head request lacks credits while
+            // the link is free cannot send for lack of credits.
+            for vl in 0..self.v {
+                let k = s * self.v + vl;
+                if let Some(u) = self.front_units(k, true) {
+                    if self.credits[k] < u as i64 {
+                        self.stalled[k] = true;
+                    }
+                }
+            }
+        }
         let Some((vl, hi)) = self.pick_vl(s, true) else {
             return;
         };
@@ -907,22 +941,53 @@ impl Simulation {
         self.cur_fifo[s] = fid;
         let units = self.pkts[pid as usize].units as u32;
         self.queued_units[k] -= units;
-        // Congestion control: FECN marking at a congested output VL.
-        if self.cc.is_some() && self.queued_units[k] > self.cc_mark_units && self.cc_mark_units > 0
-        {
-            let p = &self.pkts[pid as usize];
-            if p.flags & F_CNP == 0 && p.payload >= self.cc_min_payload {
-                let rate = self.cc.as_ref().map_or(0, |c| c.marking_rate);
-                self.mark_count[s] += 1;
-                if self.mark_count[s] > rate {
-                    self.mark_count[s] = 0;
-                    self.pkts[pid as usize].flags |= F_FECN;
-                    self.counters[s].fecn_marked += 1;
-                }
-            }
+        if self.cc.is_some() {
+            self.cc_mark(s, k, pid);
         }
         let wire = self.transmit(s, pid, vl);
         self.charge_arb(s, hi, units, wire);
+    }
+
+    /// Congestion control at a switch output (IBA A10): output VL `k` is
+    /// congested when what is queued for it (see [`CcDetection`]) exceeds
+    /// the threshold; a victim (it waited for credits before this packet)
+    /// marks only under Victim_Mask; one in Marking_Rate + 1 packets of at
+    /// least Packet_Size gets FECN.
+    fn cc_mark(&mut self, s: usize, k: usize, pid: u32) {
+        let Some(cc) = &self.cc else { return };
+        let victim = std::mem::take(&mut self.stalled[k]);
+        let masked = match cc.victim_mask {
+            VictimMask::None => false,
+            VictimMask::All => true,
+            VictimMask::CaPorts => {
+                let r = self.net.slots[s].remote;
+                r != NONE && !self.net.slots[r as usize].is_switch
+            }
+        };
+        if self.cc_mark_units == 0 || (victim && !masked) {
+            return;
+        }
+        let queued = match cc.detection {
+            CcDetection::Buffered => self.queued_units[k],
+            CcDetection::Heads => self.req[k]
+                .iter()
+                .filter_map(|&f| self.fifo[f as usize].front())
+                .map(|&q| self.pkts[q as usize].units as u32)
+                .sum(),
+        };
+        if queued <= self.cc_mark_units {
+            return;
+        }
+        let p = &self.pkts[pid as usize];
+        if p.flags & F_CNP != 0 || p.payload < self.cc_min_payload {
+            return;
+        }
+        self.mark_count[k] += 1;
+        if self.mark_count[k] > cc.marking_rate {
+            self.mark_count[k] = 0;
+            self.pkts[pid as usize].flags |= F_FECN;
+            self.counters[s].fecn_marked += 1;
+        }
     }
 
     /// Starts sending packet `pid` on `slot` and VL `vl`; returns wire bytes.
@@ -996,21 +1061,47 @@ impl Simulation {
             }
             let now = self.now;
             let mtu = self.cfg.mtu;
+            // With congestion control each QP (or SL) keeps its own
+            // injection delay: take the first message whose QP may send.
+            let mi = if self.cc.is_some() {
+                match self.cc_pick(f, vl as usize) {
+                    Ok(i) => i,
+                    Err(wake) => {
+                        self.flows[f].waiting = true;
+                        self.push(wake, FLOW_READY, f as u32, 0);
+                        continue;
+                    }
+                }
+            } else {
+                0
+            };
+            if mi > 0 {
+                let m = &self.flows[f].backlog[vl as usize][mi];
+                let need = self.cfg.units(m.remaining.min(mtu)) as i64;
+                if self.credits[k] < need {
+                    // Too few credits for this QP's packet: wait at the front.
+                    self.flows[f].queued |= 1 << vl;
+                    self.req[k].push_front(f as u32);
+                    self.pending[s] += 1;
+                    return;
+                }
+            }
             let fl = &mut self.flows[f];
             let q = &mut fl.backlog[vl as usize];
-            let m = q.front_mut().expect("queued flow has a message");
+            let m = &mut q[mi];
             let payload = m.remaining.min(mtu);
             m.remaining -= payload;
             let last = m.remaining == 0;
-            let (dst, created, sl) = (m.dst, m.created, m.sl);
+            let (dst, created, sl, qp) = (m.dst, m.created, m.sl, m.qp);
             if last {
-                q.pop_front();
+                q.remove(mi);
                 fl.backlog_len -= 1;
             }
             fl.c.injected_bytes += payload as u64;
             let units = self.cfg.units(payload);
             let pkt = Pkt {
                 flow: f as u32,
+                qp,
                 out_slot: NONE,
                 payload,
                 tail: 0,
@@ -1034,8 +1125,18 @@ impl Simulation {
             }
             // Requeue the QP (round robin) unless congestion control delays it.
             let end = now + Self::ser(wire, self.net.slots[s].kbps);
-            let ird = self.cc_ird(f);
-            if ird > 0 {
+            let key = self.cc_key(f, qp, sl);
+            let ird = self.cc_ird(f, key);
+            if ird > 0 && !self.single_qp(f) {
+                // Other QPs of this source may still send.
+                if let Some(st) = self.cc_states.get_mut(&key) {
+                    st.next_allowed = end + ird;
+                }
+                self.activate(f as u32);
+            } else if ird > 0 {
+                if let Some(st) = self.cc_states.get_mut(&key) {
+                    st.next_allowed = end + ird;
+                }
                 let fl = &mut self.flows[f];
                 fl.waiting = true;
                 fl.next_allowed = end + ird;
@@ -1047,32 +1148,83 @@ impl Simulation {
         }
     }
 
-    /// Current injection delay of a flow (congestion control).
-    fn cc_ird(&mut self, f: usize) -> Time {
-        let Some(cc) = &self.cc else { return 0 };
-        let fl = &mut self.flows[f];
-        if fl.ccti > 0 {
-            let period = cc.timer_period();
-            let k = (self.now - fl.cc_ref) / period;
-            if k > 0 {
-                fl.ccti = fl.ccti.saturating_sub(k.min(u16::MAX as u64) as u16);
-                fl.cc_ref += k * period;
-            }
+    /// The key of the CC state a packet of flow `f` on `qp` and `sl` uses:
+    /// its QP (QP-based control) or its source port's SL (SL-based).
+    fn cc_key(&self, f: usize, qp: u32, sl: u8) -> u64 {
+        match self.cc.as_ref().map(|c| c.control) {
+            Some(CaControl::Sl) => (1 << 63) | ((self.flows[f].def.src as u64) << 8) | sl as u64,
+            _ => ((f as u64) << 32) | qp as u64,
         }
-        fl.c.ccti = fl.ccti;
-        cc.ird(fl.ccti)
     }
 
-    fn becn(&mut self, f: usize) {
-        self.cc_ird(f);
+    /// The QP of a message from flow `f` to `dst`: one per destination, or
+    /// destination mod `qps`.
+    fn qp_of(&self, dst: u32) -> u32 {
+        match self.cc.as_ref().map_or(0, |c| c.qps) {
+            0 => dst,
+            n => dst % n,
+        }
+    }
+
+    /// True when every message of flow `f` uses one QP/SL state, so the whole
+    /// flow can wait for its injection delay.
+    fn single_qp(&self, f: usize) -> bool {
+        let fl = &self.flows[f];
+        let qp_based = self.cc.as_ref().map(|c| c.control) == Some(CaControl::Qp);
+        matches!(fl.def.dst, Dst::Fixed(_)) && fl.def.hot.is_empty()
+            || (qp_based && self.cc.as_ref().map_or(0, |c| c.qps) == 1)
+    }
+
+    /// Index of the first message of flow `f` on VL `vl` whose QP/SL may
+    /// inject now (the first message of a QP is its oldest, so order within
+    /// a QP holds); `Err(t)`: none of the first [`QP_SCAN`] may before `t`.
+    fn cc_pick(&self, f: usize, vl: usize) -> Result<usize, Time> {
+        let mut wake = NO_TIME;
+        for (i, m) in self.flows[f].backlog[vl].iter().take(QP_SCAN).enumerate() {
+            let key = self.cc_key(f, m.qp, m.sl);
+            let t = self.cc_states.get(&key).map_or(0, |st| st.next_allowed);
+            if t <= self.now {
+                return Ok(i);
+            }
+            wake = wake.min(t);
+        }
+        Err(wake)
+    }
+
+    /// Current injection delay of a QP/SL state (applying the CCTI_Timer
+    /// decreases since its last update).
+    fn cc_ird(&mut self, f: usize, key: u64) -> Time {
+        let Some(cc) = &self.cc else { return 0 };
+        let Some(st) = self.cc_states.get_mut(&key) else {
+            return cc.ird(0);
+        };
+        if st.ccti > 0 {
+            let period = cc.timer_period();
+            let k = (self.now - st.cc_ref) / period;
+            if k > 0 {
+                st.ccti = st.ccti.saturating_sub(k.min(u16::MAX as u64) as u16);
+                st.cc_ref += k * period;
+            }
+        }
+        self.flows[f].c.ccti = st.ccti;
+        cc.ird(st.ccti)
+    }
+
+    /// A BECN (a CNP) for flow `f`'s QP `qp` on `sl`.
+    fn becn(&mut self, f: usize, qp: u32, sl: u8) {
+        let key = self.cc_key(f, qp, sl);
+        self.cc_ird(f, key);
         let Some(cc) = &self.cc else { return };
-        let fl = &mut self.flows[f];
-        fl.ccti = (fl.ccti + cc.ccti_increase)
+        let now = self.now;
+        let st = self.cc_states.entry(key).or_default();
+        st.ccti = (st.ccti + cc.ccti_increase)
             .max(cc.ccti_min)
             .min(cc.ccti_limit);
-        fl.cc_ref = self.now;
+        st.cc_ref = now;
+        let ccti = st.ccti;
+        let fl = &mut self.flows[f];
         fl.c.becns += 1;
-        fl.c.ccti = fl.ccti;
+        fl.c.ccti = ccti;
     }
 
     fn start_sink(&mut self, ep: u32) {
@@ -1105,7 +1257,7 @@ impl Simulation {
         self.return_credit(fid as u32, p.units as u32, self.now);
         let f = p.flow as usize;
         if p.flags & F_CNP != 0 {
-            self.becn(f);
+            self.becn(f, p.qp, p.sl);
         } else {
             let now = self.now;
             let fl = &mut self.flows[f];
@@ -1124,6 +1276,7 @@ impl Simulation {
                 let src = self.flows[f].def.src;
                 let cnp = Pkt {
                     flow: p.flow,
+                    qp: p.qp,
                     out_slot: NONE,
                     payload: 0,
                     tail: 0,
@@ -1243,10 +1396,12 @@ impl Simulation {
 
     fn push_msg(&mut self, f: usize, dst: u32, size: u32) {
         let (sl, vl) = self.msg_sl_vl(f, dst);
+        let qp = self.qp_of(dst);
         let now = self.now;
         let fl = &mut self.flows[f];
         fl.backlog[vl as usize].push_back(Msg {
             dst,
+            qp,
             remaining: size,
             created: now,
             sl,
@@ -1262,6 +1417,19 @@ impl Simulation {
             return;
         }
         self.push_msg(f, dst, size);
+        if self.flows[f].waiting && self.cc.is_some() && !self.single_qp(f) {
+            // A message for a QP that may send now wakes a source whose
+            // other QPs wait for their injection delays.
+            let sl = self.msg_sl_vl(f, dst).0;
+            let key = self.cc_key(f, self.qp_of(dst), sl);
+            if self
+                .cc_states
+                .get(&key)
+                .is_none_or(|st| st.next_allowed <= self.now)
+            {
+                self.flows[f].waiting = false;
+            }
+        }
         self.activate(f as u32);
     }
 

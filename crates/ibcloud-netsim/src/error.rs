@@ -10,6 +10,9 @@ pub enum NetsimError {
     /// A duration such as `10ms` that cannot be parsed. Not fatal.
     #[error("cannot parse duration '{0}' (expected a number with ps, ns, us, ms or s, e.g. 10ms)")]
     BadDuration(String),
+    /// A duration longer than simulated time can hold.
+    #[error("duration '{0}' is too long (at most 10000000 s, about 116 days)")]
+    DurationTooLong(String),
     /// A configuration value out of range. Fix the option named.
     #[error("bad configuration: {0}")]
     Config(String),

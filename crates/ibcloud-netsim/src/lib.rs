@@ -63,7 +63,9 @@ pub mod time;
 mod topo;
 pub mod traffic;
 
-pub use config::{CcConfig, SimConfig, VlArbEntry, VlArbitration};
+pub use config::{
+    CaControl, CcConfig, CcDetection, CctEntry, SimConfig, VictimMask, VlArbEntry, VlArbitration,
+};
 pub use control::{
     parse_events, Action, Controller, NoController, SlotInfo, SweepView, TimedAction,
 };

@@ -195,6 +195,20 @@ impl TrafficSpec {
     /// ```
     pub fn parse_compact(text: &str) -> Result<Self, NetsimError> {
         let mut spec = TrafficSpec::default();
+        let whole = text.trim();
+        let pathlike = [".json", ".csv", ".txt"]
+            .iter()
+            .any(|e| whole.to_ascii_lowercase().ends_with(e))
+            || whole.contains('/');
+        if pathlike && !whole.contains([';', ',', '=']) {
+            return Err(NetsimError::Traffic {
+                at: whole.into(),
+                problem: format!(
+                    "traffic file '{whole}' not found (or not readable); a spec is \
+                     KIND:key=value,... or a .json/.csv file"
+                ),
+            });
+        }
         for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
             let (kind, rest) = part.split_once(':').unwrap_or((part, ""));
             let kind = kind.trim();
@@ -259,6 +273,24 @@ impl TrafficSpec {
     }
 }
 
+/// The largest offered load accepted: a source (or, for `hotspot`, the hot
+/// nodes together) offered more than 16× its link only fills its backlog
+/// and burns events; a greedy source (no load) is the way to saturate.
+pub const MAX_LOAD: f64 = 16.0;
+
+fn check_load(load: f64, at: &str) -> Result<f64, NetsimError> {
+    if !(load > 0.0 && load <= MAX_LOAD) {
+        return Err(NetsimError::Traffic {
+            at: at.into(),
+            problem: format!(
+                "load {load} must be positive and at most {MAX_LOAD} (a fraction of \
+                 the link; leave load out for a greedy source)"
+            ),
+        });
+    }
+    Ok(load)
+}
+
 fn json_num(x: f64) -> serde_json::Value {
     if x.fract() == 0.0 && (0.0..1e15).contains(&x) {
         serde_json::Value::from(x as u64)
@@ -274,13 +306,21 @@ fn num(v: &str, part: &str) -> Result<f64, NetsimError> {
         Some('m' | 'M') => (&v[..v.len() - 1], 1024.0 * 1024.0),
         _ => (v, 1.0),
     };
-    digits
+    let x = digits
         .parse::<f64>()
         .map(|x| x * mult)
         .map_err(|_| NetsimError::Traffic {
             at: part.into(),
             problem: format!("'{v}' is not a number"),
-        })
+        })?;
+    if !x.is_finite() {
+        // serde_json would turn NaN and infinity into null, i.e. "not given".
+        return Err(NetsimError::Traffic {
+            at: part.into(),
+            problem: format!("'{v}' is not a finite number"),
+        });
+    }
+    Ok(x)
 }
 
 /// Where a flow's messages go.
@@ -454,8 +494,21 @@ pub(crate) fn resolve(
             Size::Fixed(positive_size(f.size.unwrap_or(65536), &at)?)
         };
         let rate = match (f.load, f.gbps) {
-            (Some(l), None) => Some(payload_gbps(src, l)),
-            (None, Some(g)) => Some(g),
+            (Some(l), None) => Some(payload_gbps(src, check_load(l, &at)?)),
+            (None, Some(g)) => {
+                let cap = payload_gbps(src, MAX_LOAD);
+                if !(g > 0.0 && g <= cap) {
+                    return Err(NetsimError::Traffic {
+                        at,
+                        problem: format!(
+                            "gbps {g} must be positive and at most {cap:.1} \
+                             ({MAX_LOAD}× the source link); leave out load and gbps \
+                             for a greedy source"
+                        ),
+                    });
+                }
+                Some(g)
+            }
             (None, None) => None,
             _ => {
                 return Err(NetsimError::Traffic {
@@ -538,13 +591,7 @@ pub(crate) fn resolve(
                 .map(|s| ep(s, &at))
                 .collect::<Result<Vec<_>, _>>()?
         };
-        let load = p.load.unwrap_or(0.5);
-        if !(load > 0.0 && load.is_finite()) {
-            return Err(NetsimError::Traffic {
-                at,
-                problem: format!("load {load} must be positive"),
-            });
-        }
+        let load = check_load(p.load.unwrap_or(0.5), &at)?;
         let mut mk = |src: u32,
                       dst: Dst,
                       hot: Vec<u32>,
@@ -816,5 +863,43 @@ mod tests {
         assert!(TrafficSpec::parse_compact("uniform:load=abc").is_err());
         let t = TrafficSpec::parse_compact("uniform:hot=H1|H2,fraction=0.05").unwrap();
         assert_eq!(t.patterns[0].hot, vec!["H1", "H2"]);
+    }
+
+    #[test]
+    fn non_finite_numbers_and_missing_files_are_named() {
+        for v in ["nan", "NaN", "inf", "-inf", "infinity"] {
+            let e = TrafficSpec::parse_compact(&format!("uniform:load={v}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("not a finite number"), "{v}: {e}");
+        }
+        for f in ["traffic.json", "/tmp/no/such.csv", "dir/spec.txt"] {
+            let e = TrafficSpec::parse_compact(f).unwrap_err().to_string();
+            assert!(e.contains("not found") && e.contains(f), "{e}");
+        }
+        assert!(check_load(1000.0, "x")
+            .unwrap_err()
+            .to_string()
+            .contains("at most 16"));
+        assert!(check_load(1e9, "x").is_err());
+        assert!(check_load(0.0, "x").is_err());
+        assert_eq!(check_load(1.5, "x").unwrap(), 1.5);
+    }
+
+    /// Property: any text gives a spec or an error, never a panic.
+    #[test]
+    fn parse_compact_never_panics() {
+        use rand::{Rng, SeedableRng};
+        let alphabet: Vec<char> = "uniform:hotspotflow=,;|-.0123456789eEnaikKmM#/ _sizeload"
+            .chars()
+            .collect();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
+        for _ in 0..20_000 {
+            let n = rng.random_range(0..40);
+            let text: String = (0..n)
+                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                .collect();
+            let _ = TrafficSpec::parse_compact(&text);
+        }
     }
 }
