@@ -142,6 +142,7 @@ def _render_vswitch(rep: Dict[str, Any]) -> None:
           "prepopulated LIDs (Papers II/V)")
     print(f"  {'method':<12} {'VM':<5} {'to':<5} {'switch SMPs obs|plan':>21} {'hyp. SMPs obs|plan':>19} "
           f"{'tables read back = model':>25} {'VM reachable':>13} {'ms':>7}")
+    print("  (ms: the SM's time from decision to the last acknowledgement, one run; informative only)")
     for r in rep["rows"]:
         if "error" in r:
             print(f"  {r['method']:<12} {r['vm']:<5} {r['to']:<5} refused by the SM: {r['error']}")
@@ -164,6 +165,7 @@ def _render_reconfig(rep: Dict[str, Any]) -> None:
     print(f"Live link failures on ibsim with ibcloud's SM: {rep['preset']}, SlimUpdate (Papers III/IV)")
     print(f"  {'link':<16} {'LFT SMPs obs|model':>19} {'full re-route (model)':>22} "
           f"{'tables read back = model':>25} {'discovery SMPs':>15} {'ms':>7}")
+    print("  (ms: the SM's heavy sweep, one run; informative only)")
     for r in rep["rows"]:
         print(f"  {r['link']:<16} {str(r['observed_lft_smps']) + ' | ' + str(r['predicted_lft_blocks']):>19} "
               f"{r['full_reroute_lft_blocks']:>22} {_mark(r['tables_match']):>25} {r['discovery_smps']:>15} "
