@@ -28,6 +28,8 @@ def test_reproduce_vswitch_live_itrc_and_ftree_minrc(capsys, tmp_path):
     # FTreeMinRC never updates more switches than ItRC for the same move (Paper V).
     by = {(r["method"], r["vm"]): r["predicted_switch_smps"] for r in rows}
     assert all(by["ftree-minrc", vm] <= by["itrc", vm] for vm in ("vm0", "vm3"))
+    # Paper II Table I / Paper V Table 2 on this tree: 1 to 2 x 12 switch SMPs per migration.
+    assert rep["table2_bounds"] == {"switches": 12, "min_smps": 1, "max_smps": 24, "within": True}
     assert "construction" in rep["labels"]["observed == predicted SMPs"]
     assert (tmp_path / "out" / "live-vswitch.json").is_file()
 

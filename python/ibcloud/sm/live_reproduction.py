@@ -92,7 +92,11 @@ def vswitch_report(preset: str, vfs: int, methods: List[str], moves: List[str]) 
         if not sep or not vm or not dst:
             raise IbcloudError(f"--live-moves: '{m}' is not VM:HYPERVISOR (e.g. vm0:#31)")
         pairs.append((vm, dst))
+    from ibcloud.fabric import Fabric
+    from ibcloud.vswitch import table2
+
     t0 = time.perf_counter()
+    bounds = table2(Fabric.generate(preset))
     rows = live_migrations(preset, vfs=vfs, moves=pairs, methods=methods)
     for r in rows:
         if "error" not in r:
@@ -100,7 +104,13 @@ def vswitch_report(preset: str, vfs: int, methods: List[str], moves: List[str]) 
             r["hypervisor_smps_equal"] = r["observed_hypervisor_smps"] == r["predicted_hypervisor_smps"]
     return {
         "live": "vswitch", "preset": preset, "vfs": vfs, "rows": rows,
-        "construction": _verdict(rows, ["switch_smps_equal", "hypervisor_smps_equal"]),
+        # Paper II Table I / Paper V Table 2 for this tree: one swap or copy costs 1 to 2 x switches SMPs.
+        "table2_bounds": {"switches": bounds["switches"], "min_smps": bounds["min_smps"],
+                          "max_smps": bounds["max_smps"],
+                          "within": all(bounds["min_smps"] <= r["observed_switch_smps"] <= bounds["max_smps"]
+                                        for r in rows if "error" not in r)},
+        "construction": _verdict(rows, ["switch_smps_equal", "hypervisor_smps_equal"]) and bounds["max_smps"] > 0
+        and all(bounds["min_smps"] <= r["observed_switch_smps"] <= bounds["max_smps"] for r in rows if "error" not in r),
         "evidence": _verdict(rows, ["tables_match", "vm_reachable"]),
         "labels": {"observed == predicted SMPs": "construction (the SM sends the model's plan)",
                    "tables read back == model's, VM reachable": "evidence (read from the fabric)"},
@@ -142,7 +152,6 @@ def _render_vswitch(rep: Dict[str, Any]) -> None:
           "prepopulated LIDs (Papers II/V)")
     print(f"  {'method':<12} {'VM':<5} {'to':<5} {'switch SMPs obs|plan':>21} {'hyp. SMPs obs|plan':>19} "
           f"{'tables read back = model':>25} {'VM reachable':>13} {'ms':>7}")
-    print("  (ms: the SM's time from decision to the last acknowledgement, one run; informative only)")
     for r in rep["rows"]:
         if "error" in r:
             print(f"  {r['method']:<12} {r['vm']:<5} {r['to']:<5} refused by the SM: {r['error']}")
@@ -151,10 +160,15 @@ def _render_vswitch(rep: Dict[str, Any]) -> None:
               f"{str(r['observed_switch_smps']) + ' | ' + str(r['predicted_switch_smps']):>21} "
               f"{str(r['observed_hypervisor_smps']) + ' | ' + str(r['predicted_hypervisor_smps']):>19} "
               f"{_mark(r['tables_match']):>25} {_mark(r['vm_reachable']):>13} {1000 * r['seconds']:>7.1f}")
+    print("  (ms: the SM's time from decision to the last acknowledgement, one run; informative only)")
     refused = [f for r in rep["rows"] for f in r.get("refused_by_ibsim", [])]
     if refused:
         print(f"  (ibsim does not implement GUIDInfo Set: {len(refused)} SMP(s) sent, counted and refused: "
               f"{', '.join(sorted({f.split()[0].rstrip(':') for f in refused}))})")
+    b = rep["table2_bounds"]
+    print(f"  Table I/2 bounds for one migration on this tree [construction: the paper's formula]: "
+          f"{b['min_smps']} to 2 x {b['switches']} switches = {b['max_smps']} switch SMPs; "
+          f"every observed count within: {_mark(b['within'])}")
     print(f"  observed == planned SMPs [construction: the SM sends the model's plan]: "
           f"{_mark(rep['construction'])}")
     print(f"  every switch read back equal to the model's tables, VMs reachable [evidence]: {_mark(rep['evidence'])}")
@@ -165,13 +179,13 @@ def _render_reconfig(rep: Dict[str, Any]) -> None:
     print(f"Live link failures on ibsim with ibcloud's SM: {rep['preset']}, SlimUpdate (Papers III/IV)")
     print(f"  {'link':<16} {'LFT SMPs obs|model':>19} {'full re-route (model)':>22} "
           f"{'tables read back = model':>25} {'discovery SMPs':>15} {'ms':>7}")
-    print("  (ms: the SM's heavy sweep, one run; informative only)")
     for r in rep["rows"]:
         print(f"  {r['link']:<16} {str(r['observed_lft_smps']) + ' | ' + str(r['predicted_lft_blocks']):>19} "
               f"{r['full_reroute_lft_blocks']:>22} {_mark(r['tables_match']):>25} {r['discovery_smps']:>15} "
               f"{1000 * r['seconds']:>7.1f}")
         if not r["clean"]:
             print(f"  {r['link']}: sweep seen {r['swept']}, method {r['method']}, failures {r['failures']}")
+    print("  (ms: the SM's heavy sweep, one run; informative only)")
     print(f"  observed == predicted LFT blocks [construction: same SlimUpdate, SM's input re-discovered]: "
           f"{_mark(rep['construction'])}")
     print(f"  every switch read back equal to the model's tables [evidence]: {_mark(rep['evidence'])}")
