@@ -516,6 +516,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    from ibcloud.sm.live_reproduction import add_options
+    add_options(parser, "reconfig")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -528,6 +530,9 @@ def run(args: argparse.Namespace) -> int:
     {...
     1
     """
+    if args.live:
+        from ibcloud.sm.live_reproduction import run_reconfig
+        return run_reconfig(args)
     rep = reproduce(quick=args.quick, full=args.full, out=args.out, plots=not args.no_plots, repeats=args.repeats,
                     verbose=not args.json)
     if args.json:

@@ -2,6 +2,7 @@
 exit statuses, what it prints, and how it reports bad input."""
 
 import json
+import os
 
 import pytest
 
@@ -148,7 +149,25 @@ def test_run_writes_every_format(capsys, tmp_path):
     assert "verified: 419,256 of 419,256 CA pairs reachable, credit loops: none" in out
     assert "648 hypervisors x 4 VFs, 1296 VMs (50% of VF slots)" in out
     assert "10 random live migrations" in out and "moved VMs unreachable: 0" in out
+    # then one live ItRC migration on ibsim with ibcloud's SM (4-ary-2-full, 2 VFs), read back
+    live = next(line for line in out.splitlines() if line.startswith("live migration on ibsim"))
+    assert "with ItRC, switch SMPs observed 24 == planned 24" in live, live
+    assert "read back equal to the model's, VM reachable at LID" in live, live
+    assert "live migration on ibsim" in (tmp_path / "report" / "index.html").read_text()
     assert f"report: {(tmp_path / 'report' / 'index.html').resolve()}" in out
+
+
+def test_run_says_clearly_when_ibsim_cannot_start(capsys, tmp_path, monkeypatch):
+    fake = tmp_path / "bin" / "ibsim"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'no fabric here' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    status, out, err = run(capsys, "run", "--out", str(tmp_path / "o"), "--preset", "4-ary-2-full", "--quick",
+                           "--scheduler", "inline", "--report", str(tmp_path / "report"))
+    assert status == ExitStatus.FAILURE == 1
+    assert "ibcloud: the live migration on ibsim could not run: ibsim exited with 3" in err, err
+    assert "no fabric here" in err and "--no-live" in err
 
 
 # -- bad input: status 2, a message naming the culprit, no traceback ----------

@@ -6,7 +6,9 @@ the physical tree routed (ftree) and verified; the default virtualized cloud
 (every CA a vSwitch hypervisor with 4 VFs, 50 % of the VF slots holding VMs)
 routed with vSwitchFatTree and verified (reachability, deadlock freedom);
 a random live-migration campaign comparing ItRC, FTreeMinRC and full
-re-routing; the effective bisection bandwidth; and writes the HTML report
+re-routing; the effective bisection bandwidth; one live ItRC migration on
+ibsim with ibcloud's own SM (4-ary-2-full, 2 VFs; ``--no-live`` skips it);
+and writes the HTML report
 (``--report``, default ./report/index.html).
 
 >>> import tempfile
@@ -61,7 +63,8 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     with --vfs VFs behind a vSwitch, --population of the VF slots holding
     VMs) routed with vSwitchFatTree and verified (reachability, credit
     loops); --migrations random live migrations, each planned with ItRC,
-    FTreeMinRC and a full re-route; the bisection bandwidth; writes the HTML
+    FTreeMinRC and a full re-route; the bisection bandwidth; then one live
+    ItRC migration on ibsim with ibcloud's SM (--no-live skips it); writes the HTML
     report to --report and prints a summary. Status 1 when a check fails.
     """
     from ibcloud.campaign import Store, parse, render
@@ -172,6 +175,14 @@ def _run(args: argparse.Namespace) -> ExitStatus:
                      f"fresh vSwitchFatTree {last.ebb_fresh:.4f}")
     if not summary.complete or summary.problems:
         status = ExitStatus.FAILURE
+    if args.live:
+        live = _live_migration(args.out)
+        if live is None:
+            return ExitStatus.FAILURE
+        line, ok = live
+        lines.append(line)
+        if not ok:
+            status = ExitStatus.FAILURE
     verdict = "all checks passed" if status == ExitStatus.SUCCESS else f"{summary.problems} task(s) found a problem"
     summary_html = "<h2>Summary</h2><ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + \
         f"<li>{html.escape(verdict)}; campaign: {summary.tasks} tasks in {summary.seconds:.1f} s</li></ul>"
@@ -183,6 +194,40 @@ def _run(args: argparse.Namespace) -> ExitStatus:
           f"{verdict}; results in {results}")
     print(f"report: {page.resolve()}")
     return status
+
+
+def _live_migration(out: Path) -> Optional[Tuple[str, bool]]:
+    """One live ItRC migration on ibsim with ibcloud's SM (4-ary-2-full, 2 VFs
+    per hypervisor): the summary line and whether it agreed, or None (after
+    a message on stderr) when ibsim or the SM could not run."""
+    from ibcloud.exceptions import IbcloudError
+    from ibcloud.interop import InteropError
+    from ibcloud.sm import SmError
+    from ibcloud.sm.live import live_migrations
+
+    work = out / "live"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        with progress("live migration on ibsim with ibcloud's SM"):
+            rows = live_migrations("4-ary-2-full", vfs=2, moves=[("vm0", "#31")], methods=["itrc"], workdir=work)
+    except (IbcloudError, InteropError, SmError, OSError) as err:
+        print(f"ibcloud: the live migration on ibsim could not run: {err}\n"
+              "(ibsim, infiniband-diags and libumad2sim come from `make system-deps`; --no-live skips this step)",
+              file=sys.stderr)
+        return None
+    r = rows[0]
+    if "error" in r:
+        return f"live migration on ibsim (ibcloud sm, 4-ary-2-full, 2 VFs): {r['vm']} -> {r['to']} REFUSED: " \
+            f"{r['error']}", False
+    equal = r["observed_switch_smps"] == r["predicted_switch_smps"]
+    ok = equal and r["tables_match"] and r["vm_reachable"]
+    line = (f"live migration on ibsim (ibcloud sm, 4-ary-2-full, 2 VFs): {r['vm']} -> hypervisor {r['to']} with ItRC, "
+            f"switch SMPs observed {r['observed_switch_smps']} {'==' if equal else '!='} planned "
+            f"{r['predicted_switch_smps']} (construction: the SM sends the plan); every switch's tables read back "
+            f"{'equal to' if r['tables_match'] else 'DIFFERENT from'} the model's, VM "
+            f"{'reachable' if r['vm_reachable'] else 'NOT reachable'} at LID {r['vm_lid']} (evidence); "
+            f"decision to last acknowledgement {1000 * r['seconds']:.1f} ms")
+    return line, ok
 
 
 def _tour_campaign(args: argparse.Namespace) -> str:
@@ -225,6 +270,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                      help="bisections per snapshot of the VMs' bandwidth during the migrations (0: skip; default 100)")
     run.add_argument("--quick", action="store_true",
                      help="a seconds-long tour: 100 bisections, 10 migrations, no bandwidth snapshots")
+    run.add_argument("--no-live", dest="live", action="store_false",
+                     help="skip the live migration on ibsim with ibcloud's SM (run after the offline tour)")
     run.add_argument("--report", type=Path, default=Path("report"), metavar="DIR",
                      help="report directory (default: ./report)")
     run.add_argument("--scheduler", metavar="ADDR",

@@ -89,6 +89,10 @@ def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", 
                 r = answer["result"]
                 seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
                 back = _read_back(sim, seen, sm.dump_dir / "dr-paths")
+                # The VM answers at its new VF: LID-routed NodeInfo from the SM's port names the VF's GUID.
+                vf = next((n for n in model.fabric().nodes() if n["lid"] == r["vm_lid"]), None)
+                info = sim.run_client(["smpquery", "nodeinfo", str(r["vm_lid"])]).stdout
+                reachable = vf is not None and f"{vf['guid']:x}" in info.replace("0x", "").lower()
                 rows.append({
                     "preset": preset, "method": method, "vm": vm, "to": dst,
                     "predicted_switch_smps": plan["switch_smps"], "observed_switch_smps": r["observed_switch_smps"],
@@ -96,6 +100,7 @@ def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", 
                     "observed_hypervisor_smps": r["observed_hypervisor_smps"],
                     "extra_vswitch_blocks": r["extra_blocks"], "refused_by_ibsim": r["failures"],
                     "seconds": r["seconds"], "tables_match": _rows(back) == _rows(model.tables()),
+                    "vm_lid": r["vm_lid"], "vm_reachable": reachable,
                 })
     return rows
 
@@ -112,6 +117,7 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
     """
     import time
 
+    from ibcloud.interop import ibnetdiscover
     from ibcloud.reconfig import reconfigure
     from ibcloud.sm import SmDaemon
     from ibcloud.sm.console import IbSimConsole
@@ -128,6 +134,7 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
             before = Fabric.read(sm.dump_dir / "fabric.topo")
             old = read_lfts(sm.dump_dir / "opensm-lfts.dump", before)
             model = reconfigure(before, old, "fail-link", link, method="slimupdate")
+            full = reconfigure(before, old, "fail-link", link, method="full", verify=False)
             node = next(n for n in before.nodes() if n["description"] == name)
             sim.command(f'Unlink "{"S" if node["kind"] == "switch" else "H"}-{node["guid"]:016x}"[{port}]')
             for _ in range(600):
@@ -136,10 +143,16 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
                     break
                 time.sleep(0.05)
             last = status["last_sweep"]
+            seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
+            back = _read_back(sim, seen, sm.dump_dir / "dr-paths")
         rows.append({
-            "preset": preset, "link": link, "method": last["method"],
+            "preset": preset, "link": link, "method": last["method"], "swept": status["heavy_sweeps"] > 1,
             "predicted_lft_blocks": model.changes["changed_blocks"],
             "observed_lft_smps": last["program"]["smps"].get("Set LinearForwardingTable", 0),
+            "sm_predicted_lft_blocks": last.get("predicted_lft_blocks"),
+            "full_reroute_lft_blocks": full.changes["changed_blocks"],
+            "failures": list(last["program"].get("failures", [])),
+            "tables_match": _rows(back) == _rows(model.tables), "model_ok": model.ok,
             "discovery_smps": last["discovery_smps"], "seconds": last["seconds"],
         })
     return rows

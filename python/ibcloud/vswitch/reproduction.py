@@ -326,6 +326,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help="output folder")
     parser.add_argument("--no-plots", action="store_true", help="write no figures")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    from ibcloud.sm.live_reproduction import add_options
+    add_options(parser, "vswitch")
 
 
 def render(rep: Reproduction) -> None:
@@ -386,6 +388,9 @@ def run(args: argparse.Namespace) -> int:
     Paper II Table I ...
     0
     """
+    if args.live:
+        from ibcloud.sm.live_reproduction import run_vswitch
+        return run_vswitch(args)
     from ibcloud.cli._display import progress
     runs = 10000 if args.full else args.bisect_runs
     with progress("reproducing") as step:
