@@ -479,3 +479,23 @@ def test_json_on_generate_convert_run_and_report(tmp_path, capsys):
     status, out, _ = run(capsys, "report", tmp_path / "out" / "results", "-o", tmp_path / "rep2", "--json")
     data = json.loads(out)
     assert status == 0 and data["report"] == str(tmp_path / "rep2" / "index.html") and "index.html" in data["files"]
+
+
+# Commands that print no summary of their own, with the reason (docs/cli.md: `--json` on every report).
+_NO_JSON = {
+    ("reproduce",): "each reproduction NAME adds its own options; the scoreboard is written as JSON/Parquet",
+    ("sm", "ctl"): "relays the running SM's own replies",
+}
+
+
+def test_every_command_that_prints_a_summary_has_json():
+    import argparse
+
+    missing = []
+    for path, parser in _parsers(build_parser()):
+        if not path or any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+            continue
+        options = {o for a in parser._actions for o in a.option_strings}
+        if "--json" not in options and path not in _NO_JSON:
+            missing.append(" ".join(path))
+    assert missing == []
