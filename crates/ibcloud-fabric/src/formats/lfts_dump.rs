@@ -405,7 +405,7 @@ pub enum MissingPorts {
 ///
 /// ```
 /// use ibcloud_fabric::formats::lfts_dump::{read_tables_with, write, MissingPorts};
-/// use ibcloud_fabric::{generate, ids::Lid};
+/// use ibcloud_fabric::{generate, Lid};
 /// let f = generate::preset("4-ary-2-full")?.build()?;
 /// let mut t = ibcloud_fabric::lft::ForwardingTables::new(&f);
 /// let sw = f.switches().next().unwrap();
