@@ -388,28 +388,40 @@ _PYTHON_ONLY_INTS = {
 }
 
 
+# Packages the sweep does not cover yet (see the report of issue 20): the SA
+# clients (a umad timeout of -1 may mean "wait"), the delay pipeline, the SM
+# (another branch), the command line (argparse checks its numbers).
+_NOT_YET_CHECKED = ("ibcloud.sa", "ibcloud.delay", "ibcloud.sm", "ibcloud.cli")
+
+
 def _public_int_parameters():
     """(qualified name, plain function, takes self/cls, parameter, annotation) for every
-    parameter annotated with int of every public function and method of python/ibcloud/*.py."""
+    parameter annotated with int of every public function and method of the ibcloud package."""
     import dataclasses
     import importlib
     import inspect
     import re
 
+    import pkgutil
+
+    import ibcloud
+
     found = []
-    for path in sorted((ROOT / "python" / "ibcloud").glob("*.py")):
-        if path.stem.startswith("_") or "reproduction" in path.stem:
+    for info in sorted(pkgutil.walk_packages(ibcloud.__path__, prefix="ibcloud."), key=lambda i: i.name):
+        if info.name.split(".")[-1].startswith("_") or info.name.startswith(_NOT_YET_CHECKED) \
+                or "reproduc" in info.name:
             continue
-        module = importlib.import_module(f"ibcloud.{path.stem}")
+        module = importlib.import_module(info.name)
         names = getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")])
         for name in names:
             obj = getattr(module, name)
             if getattr(obj, "__module__", None) != module.__name__:
                 continue
-            members = [(f"{module.__name__}.{name}", obj, False)] if inspect.isfunction(obj) else []
+            members = [(f"{module.__name__}.{name}", obj, False)] \
+                if inspect.isfunction(obj) and name != "reproduce" else []
             if inspect.isclass(obj):
                 for attr, member in vars(obj).items():
-                    if attr.startswith("_") and attr != "__init__":
+                    if attr.startswith("_") and attr != "__init__" or attr == "reproduce":
                         continue
                     if attr == "__init__" and dataclasses.is_dataclass(obj):
                         continue  # a result record's fields, filled by ibcloud itself
