@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from ibcloud import _native
 from ibcloud.exceptions import AnalysisError, ParseError
 from ibcloud.routing import Routing
+from ibcloud.safeio import checked_ints
 from ibcloud.tables import ForwardingTables
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -393,6 +394,7 @@ def _tables_of(routing: Union[Routing, ForwardingTables]) -> ForwardingTables:
     raise TypeError(f"expected a Routing or ForwardingTables, got {type(routing).__name__}")
 
 
+@checked_ints
 def analyze(
     routing: Union[Routing, ForwardingTables],
     pattern: str = "bisect",

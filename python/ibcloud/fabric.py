@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 from ibcloud import _native
 from ibcloud.exceptions import UnsupportedError
 from ibcloud.formats import format_name
-from ibcloud.safeio import names_overflow
+from ibcloud.safeio import checked_ints
 
 if TYPE_CHECKING:
     import pandas
@@ -55,7 +55,7 @@ class Fabric:
     # -- construction ---------------------------------------------------------
 
     @classmethod
-    @names_overflow
+    @checked_ints
     def generate(cls, spec: str, radix: Optional[int] = None, rate: Optional[str] = None) -> Fabric:
         """Builds a fat-tree from a preset name (see :func:`ibcloud.presets`),
         ``XGFT(h;m..;w..)``, ``PGFT(h;m..;w..;p..)`` or ``K-ary-N``, with packed
@@ -327,7 +327,7 @@ class Fabric:
 
     # -- changes --------------------------------------------------------------
 
-    @names_overflow
+    @checked_ints
     def assign_lids(
         self,
         policy: str = "packed",
@@ -399,7 +399,7 @@ class Fabric:
         """
         self._native.infer_ranks()
 
-    @names_overflow
+    @checked_ints
     def inject_faults(self, links: int = 0, switches: int = 0, seed: int = 0) -> Tuple[Fabric, Dict[str, Any]]:
         """A copy without ``switches`` random switches and then ``links`` random
         switch-to-switch links, drawn reproducibly from ``seed``; and a report

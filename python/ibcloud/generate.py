@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from ibcloud import _native
-from ibcloud.safeio import names_overflow
+from ibcloud.safeio import checked_ints
 
 if TYPE_CHECKING:
     from ibcloud.fabric import Fabric
@@ -70,6 +70,7 @@ class FatTreeParams:
         return cls._from_native(_native.FatTreeParams.parse(spec))
 
     @classmethod
+    @checked_ints
     def xgft(cls, m: Sequence[int], w: Sequence[int]) -> FatTreeParams:
         """XGFT(h; m; w) in textbook order (``m[0]``: CAs per leaf switch).
 
@@ -79,6 +80,7 @@ class FatTreeParams:
         return cls._from_native(_native.FatTreeParams.xgft(list(m), list(w)))
 
     @classmethod
+    @checked_ints
     def pgft(cls, m: Sequence[int], w: Sequence[int], p: Sequence[int]) -> FatTreeParams:
         """PGFT(h; m; w; p) in textbook order.
 
@@ -88,6 +90,7 @@ class FatTreeParams:
         return cls._from_native(_native.FatTreeParams.pgft(list(m), list(w), list(p)))
 
     @classmethod
+    @checked_ints
     def from_roots_first(cls, m: Sequence[int], w: Sequence[int]) -> FatTreeParams:
         """Paper V's roots-first notation XGFT(n; m1..mn; w1..wn), where ``m[0]``
         counts the children of a root and ``w[-1]`` the parents of a CA.
@@ -99,6 +102,7 @@ class FatTreeParams:
         return cls._from_native(_native.FatTreeParams.from_roots_first(list(m), list(w)))
 
     @classmethod
+    @checked_ints
     def k_ary_n_tree(cls, k: int, n: int) -> FatTreeParams:
         """A k-ary-n-tree: k^n CAs and n·k^(n-1) switches of 2k ports.
 
@@ -108,7 +112,7 @@ class FatTreeParams:
         """
         return cls._from_native(_native.FatTreeParams.k_ary_n_tree(k, n))
 
-    @names_overflow
+    @checked_ints
     def with_radix(self, radix: int) -> FatTreeParams:
         """The same tree on switches of ``radix`` ports (unused ports stay free).
 
@@ -197,6 +201,7 @@ class FatTreeParams:
         """
         return self._native.num_switches
 
+    @checked_ints
     def nodes_at_level(self, level: int) -> int:
         """Nodes at ``level`` (0 = compute nodes, h = roots).
 
@@ -206,6 +211,7 @@ class FatTreeParams:
         """
         return self._native.nodes_at_level(level)
 
+    @checked_ints
     def ports_used(self, level: int) -> int:
         """Ports a level-``level`` node uses: ``m_i·p_i`` down plus ``w_{i+1}·p_{i+1}`` up.
 

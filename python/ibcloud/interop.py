@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from ibcloud.safeio import checked_ints
+
 if TYPE_CHECKING:
     from ibcloud.fabric import Fabric
     from ibcloud.tables import ForwardingTables
@@ -117,6 +119,7 @@ class IbSim:
     True
     """
 
+    @checked_ints
     def __init__(
         self,
         net_file: str | os.PathLike[str],

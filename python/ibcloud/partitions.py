@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ibcloud import _native
+from ibcloud.safeio import checked_ints
 from ibcloud.tables import ForwardingTables
 
 if TYPE_CHECKING:
@@ -298,6 +299,7 @@ def report_frame(report: Dict[str, Any]) -> "pandas.DataFrame":
     return pandas.DataFrame(rows, columns=cols)
 
 
+@checked_ints
 def route(
     fabric: "Fabric",
     engine: str = "pftree-ext",
@@ -347,6 +349,7 @@ def route(
     )
 
 
+@checked_ints
 def check(
     tables: ForwardingTables,
     partitions: PartitionConfig,
@@ -376,6 +379,7 @@ def check(
     return json.loads(report), list(warnings)
 
 
+@checked_ints
 def write_qos(pkey_sls: Sequence[Tuple[int, int]], directory: PathLike, max_vls: int = 8) -> Tuple[Path, Path]:
     """Writes ``opensm-qos.conf`` (``qos TRUE``, SL2VL, VL arbitration: pass
     it to OpenSM with ``--config`` or append it to opensm.conf) and
@@ -423,6 +427,7 @@ def leaf_nodes(fabric: "Fabric") -> List[List[Tuple[int, int]]]:
     return [list(leaf) for leaf in _native.leaf_nodes(fabric._native)]
 
 
+@checked_ints
 def learn_weights(
     bandwidth: Sequence[Tuple[int, float]], a: float = 1.0, b: float = 100.0, literal: bool = False
 ) -> List[Tuple[int, float]]:
@@ -450,6 +455,7 @@ def read_weights(path: PathLike) -> List[Tuple[int, float]]:
     return [(int(g), float(w)) for g, w in _native.read_weights(os.fspath(path))]
 
 
+@checked_ints
 def victim_delays(
     tables: ForwardingTables,
     victims: Sequence[int],
@@ -480,6 +486,7 @@ def victim_delays(
     return list(delays)
 
 
+@checked_ints
 def partition_delays(
     fabric: "Fabric",
     tables: ForwardingTables,
@@ -519,6 +526,7 @@ def partition_delays(
     return pandas.DataFrame(rows, columns=["partition", "members", "min", "avg", "max"])
 
 
+@checked_ints
 def contention(tables: ForwardingTables, endpoints: Sequence[int], receivers: Sequence[int]) -> Dict[str, int]:
     """Receiver contention (seed 002 §7): per direction, Σ (R − 1) over
     switch-to-switch links crossed by routes to R ≥ 2 receivers, and the
@@ -537,6 +545,7 @@ def contention(tables: ForwardingTables, endpoints: Sequence[int], receivers: Se
     return {"up": uc, "up_links": ul, "down": dc, "down_links": dl}
 
 
+@checked_ints
 def interference(
     tables: ForwardingTables, endpoints: Sequence[int], labels: Sequence[int], flows: str = "intra"
 ) -> Dict[str, int]:

@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from ibcloud import _native
 from ibcloud.fabric import Fabric
 from ibcloud.routing import Routing
+from ibcloud.safeio import checked_ints
 from ibcloud.tables import ForwardingTables
 
 __all__ = [
@@ -106,6 +107,7 @@ class Reconfiguration:
         return self.report.get("unreachable_pairs", 0) == 0 and verified
 
 
+@checked_ints
 def reconfigure(
     fabric: Fabric,
     tables: ForwardingTables,
@@ -163,6 +165,7 @@ def reconfigure(
     )
 
 
+@checked_ints
 def noftree(fabric: Fabric, order: Sequence[int], roots: Optional[Sequence[int]] = None) -> Routing:
     """Paper III's NoFTree: ftree routing each leaf's compute nodes in the
     slots ``order`` (CA LIDs, possibly only some) gives them.
@@ -193,6 +196,7 @@ def read_order(fabric: Fabric, path: PathLike) -> List[int]:
     return list(_native.reconfig_read_order(fabric._native, os.fspath(path)))
 
 
+@checked_ints
 def received_traffic(
     fabric: Fabric, pattern: str, pattern_arg: Optional[str] = None, runs: int = 1, seed: int = 0, shuffle: bool = True
 ) -> "Any":
@@ -210,6 +214,7 @@ def received_traffic(
     return pd.DataFrame(rows, columns=["lid", "received"])
 
 
+@checked_ints
 def order_by_traffic(
     fabric: Fabric, pattern: str, pattern_arg: Optional[str] = None, runs: int = 1, seed: int = 0, shuffle: bool = True
 ) -> List[int]:

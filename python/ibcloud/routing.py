@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 
 from ibcloud import _native
 from ibcloud.exceptions import ParseError, RoutingError
+from ibcloud.safeio import checked_ints
 from ibcloud.tables import ForwardingTables, read_lfts
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ def register_engine(name: str, function: Callable[["Fabric"], ForwardingTables],
     _PY_ENGINES[name] = (function, description)
 
 
+@checked_ints
 def route(
     fabric: "Fabric",
     engine: str = "ftree",
@@ -171,9 +173,12 @@ def write_tables(tables: ForwardingTables, path: PathLike) -> str:
     return "opensm-lfts.dump"
 
 
-def read_tables(path: PathLike, fabric: Optional["Fabric"] = None) -> Tuple["Fabric", ForwardingTables]:
+def read_tables(
+    path: PathLike, fabric: Optional["Fabric"] = None, *, keep_missing_ports: bool = False
+) -> Tuple["Fabric", ForwardingTables]:
     """Reads tables from a native file (which carries its fabric) or an
     ``opensm-lfts.dump`` (which needs ``fabric``). Returns (fabric, tables).
+    ``keep_missing_ports`` is passed to :func:`ibcloud.tables.read_lfts`.
 
     >>> import tempfile, pathlib
     >>> from ibcloud import Fabric
@@ -193,4 +198,4 @@ def read_tables(path: PathLike, fabric: Optional["Fabric"] = None) -> Tuple["Fab
         return Fabric._from_native(native_fabric), ForwardingTables._from_native(native_tables)
     if fabric is None:
         raise RoutingError(f"{os.fspath(path)}: an opensm-lfts.dump needs the fabric it belongs to")
-    return fabric, read_lfts(path, fabric)
+    return fabric, read_lfts(path, fabric, keep_missing_ports=keep_missing_ports)

@@ -29,7 +29,8 @@ from typing import Iterator, Union
 
 from ibcloud.exceptions import ParseError
 
-__all__ = ["EXCERPT_CHARS", "excerpt", "bounded", "read_text", "atomic_write", "atomic_path"]
+__all__ = ["EXCERPT_CHARS", "excerpt", "bounded", "read_text", "atomic_write", "atomic_path", "checked_ints",
+           "IntRangeError"]
 
 #: Characters of file content an error message quotes at most.
 EXCERPT_CHARS = 60
@@ -214,40 +215,122 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def names_overflow(func):
-    """Decorator for functions that hand integers to the Rust core: an
-    ``OverflowError`` from the conversion (a negative count, a number too
-    large for its type) names the argument instead of only the type.
+class IntRangeError(ValueError, OverflowError):
+    """An integer argument outside what its parameter accepts, named:
+    ``radix=-1 is out of range (0 to 2**64-1)``. Both a ``ValueError`` (bad
+    input; the CLI exits 2) and an ``OverflowError`` (what the bare
+    conversion raised before, so old handlers still catch it)."""
 
-    >>> @names_overflow
-    ... def f(radix: int = 1):
-    ...     raise OverflowError("can't convert negative int to unsigned")
-    >>> f(radix=-1)
+
+#: Default range of an integer handed to the Rust core: u64/usize.
+_U64 = (0, (1 << 64) - 1)
+
+
+def _range_text(low: int, high: int) -> str:
+    def one(v: int) -> str:
+        return f"2**{v.bit_length()}-1" if v > 1 << 32 and (v + 1) & v == 0 else str(v)
+
+    return f"{one(low)} to {one(high)}"
+
+
+def _check_int_tree(name: str, value: object, low: int, high: int, depth: int = 0) -> None:
+    """Raises IntRangeError for the first integer in ``value`` (an int, or
+    ints nested in lists, tuples, sets, dict keys and values, integer numpy
+    arrays) outside ``low..high``; other values (floats, strings, paths,
+    objects) pass untouched, for Rust to judge."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not low <= value <= high:
+            raise IntRangeError(f"{name}={value} is out of range ({_range_text(low, high)})")
+        return
+    if depth > 3 or isinstance(value, (str, bytes, os.PathLike)):
+        return
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if kind in ("i", "u") and getattr(value, "size", 0):
+        lo, hi = int(value.min()), int(value.max())  # type: ignore[attr-defined]
+        for v in (lo, hi):
+            if not low <= v <= high:
+                raise IntRangeError(f"{name} holds {v}, out of range ({_range_text(low, high)})")
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_int_tree(f"{name} key", k, low, high, depth + 1)
+            _check_int_tree(f"{name}[{k!r}]", v, low, high, depth + 1)
+    elif isinstance(value, (list, tuple, set, frozenset, range)):
+        if isinstance(value, range):
+            value = [value.start, value.stop - 1] if len(value) else []
+        for i, v in enumerate(value):
+            _check_int_tree(f"{name}[{i}]", v, low, high, depth + 1)
+
+
+def checked_ints(func=None, **ranges):
+    """Decorator for the public functions that hand integers to the Rust
+    core: before the call, every argument whose annotation mentions ``int``
+    (scalars, and the integers inside sequences, tuples and dicts) is
+    checked against its range, and an :class:`IntRangeError` names the
+    parameter. The range is 0 to 2**64-1 (u64/usize) unless given as
+    ``name=(low, high)``. A narrower Rust type that still overflows (a u8
+    given 300) is caught after the call and named the same way. Missing
+    arguments do not stop the check (the call then fails as usual).
+
+    >>> @checked_ints(radix=(1, 254))
+    ... def f(spec: str, radix: int = 1, ids: "list[int]" = ()):
+    ...     return radix
+    >>> f("x", radix=-1)
     Traceback (most recent call last):
     ...
-    OverflowError: radix=-1 is out of range (can't convert negative int to unsigned)
+    ibcloud.safeio.IntRangeError: radix=-1 is out of range (1 to 254)
+    >>> f("x", ids=[1, 2**70])
+    Traceback (most recent call last):
+    ...
+    ibcloud.safeio.IntRangeError: ids[1]=1180591620717411303424 is out of range (0 to 2**64-1)
+    >>> f("x", radix=7)
+    7
     """
+    if func is None:
+        return lambda f: checked_ints(f, **ranges)
     import functools
     import inspect
+    import re
 
     signature = inspect.signature(func)
+    checked = {}
+    for name, param in signature.parameters.items():
+        annotation = param.annotation if isinstance(param.annotation, str) else repr(param.annotation)
+        if name in ranges or re.search(r"\bint\b", annotation):
+            checked[name] = ranges.get(name, _U64)
+    unknown = set(ranges) - set(signature.parameters)
+    if unknown:
+        raise TypeError(f"checked_ints: {func.__qualname__} has no parameter {sorted(unknown)}")
+
+    # Positions of the checked parameters, for a fast bind (no Signature.bind
+    # per call: these wrap hot accessors such as ForwardingTables.get).
+    positional = [n for n, p in signature.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    at = [(i, n) for i, n in enumerate(positional) if n in checked]
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        bound = {n: args[i] for i, n in at if i < len(args)}
+        for name in checked:
+            if name in kwargs:
+                bound[name] = kwargs[name]
+        for name, value in bound.items():
+            low, high = checked[name]
+            if type(value) is int and low <= value <= high:
+                continue  # the common case, without the tree walk
+            _check_int_tree(name, value, low, high)
         try:
             return func(*args, **kwargs)
+        except IntRangeError:
+            raise
         except OverflowError as err:
-            if getattr(err, "ibcloud_named", False):  # an inner call named it already
-                raise
-            try:
-                bound = signature.bind(*args, **kwargs).arguments
-            except TypeError:
-                raise err from None
-            ints = {n: v for n, v in bound.items() if isinstance(v, int) and not isinstance(v, bool)}
-            bad = {n: v for n, v in ints.items() if v < 0 or v >= 1 << 64} or ints
-            named = ", ".join(f"{n}={v}" for n, v in bad.items()) or "an argument"
-            named_err = OverflowError(f"{named} is out of range ({err})")
-            named_err.ibcloud_named = True  # type: ignore[attr-defined]
-            raise named_err from None
+            # A Rust type narrower than the range checked above.
+            ints = {n: v for n, v in bound.items() if n in checked and isinstance(v, int) and not isinstance(v, bool)}
+            named = ", ".join(f"{n}={v}" for n, v in ints.items()) or ", ".join(checked) or "an argument"
+            raise IntRangeError(f"{named} is out of range ({err})") from None
 
+    wrapper.__ibcloud_checked_ints__ = dict(checked)  # type: ignore[attr-defined]
     return wrapper
+

@@ -19,6 +19,7 @@ import os
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union
 
 from ibcloud import _native
+from ibcloud.safeio import checked_ints
 
 if TYPE_CHECKING:
     import pandas
@@ -66,6 +67,7 @@ class ForwardingTables:
         """
         return self._native.num_switches
 
+    @checked_ints(lid=(0, 0xFFFF))
     def get(self, switch_guid: int, lid: int) -> Optional[int]:
         """Output port of a switch for ``lid``, or None if unset.
 
@@ -77,6 +79,7 @@ class ForwardingTables:
         """
         return self._native.get(switch_guid, lid)
 
+    @checked_ints(lid=(0, 0xFFFF), port=(0, 255))
     def set(self, switch_guid: int, lid: int, port: int) -> None:
         """Sets one entry; the port must exist on the switch (0 = the switch itself).
 
@@ -106,6 +109,7 @@ class ForwardingTables:
         """
         return self._native.unrouted(switch_lids)
 
+    @checked_ints
     def changed_blocks(self, other: ForwardingTables, switch_guid: int) -> List[int]:
         """The 64-LID blocks of one switch that differ from ``other``: the SMPs
         a differential update (as OpenSM does) sends to that switch.
@@ -183,10 +187,13 @@ class ForwardingTables:
         return repr(self._native)
 
 
-def read_lfts(path: PathLike, fabric: Fabric) -> ForwardingTables:
+def read_lfts(path: PathLike, fabric: Fabric, *, keep_missing_ports: bool = False) -> ForwardingTables:
     """Reads OpenSM's ``opensm-lfts.dump`` as tables for ``fabric``. Switches
     are matched by GUID; a dump taken under other LIDs is refused, naming the
-    line, because its entries would point at the wrong ports.
+    line, because its entries would point at the wrong ports. An entry naming
+    a port the switch does not have is refused too, unless
+    ``keep_missing_ports``: then it is kept, and :func:`ibcloud.verify`
+    reports its routes as failed ("a port that does not exist").
 
     >>> import tempfile, pathlib
     >>> from ibcloud import Fabric, ParseError
@@ -198,7 +205,9 @@ def read_lfts(path: PathLike, fabric: Fabric) -> ForwardingTables:
     ...     print("bad.dump" in str(e))
     True
     """
-    return ForwardingTables._from_native(_native.read_lfts(os.fspath(path), fabric._native))
+    return ForwardingTables._from_native(
+        _native.read_lfts(os.fspath(path), fabric._native, keep_missing_ports=keep_missing_ports)
+    )
 
 
 def read_guid2lid(path: PathLike) -> Dict[int, Tuple[int, int]]:
@@ -213,6 +222,7 @@ def read_guid2lid(path: PathLike) -> Dict[int, Tuple[int, int]]:
     return _native.read_guid2lid(os.fspath(path))
 
 
+@checked_ints
 def write_guid2lid(guid2lid: Dict[int, Tuple[int, int]], path: PathLike) -> None:
     """Writes a guid2lid map (e.g. :meth:`Fabric.guid2lid`) in OpenSM's format,
     so OpenSM started with ``OSM_CACHE_DIR`` there keeps these LIDs.

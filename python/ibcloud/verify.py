@@ -19,6 +19,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from ibcloud import _native
 from ibcloud.routing import Routing
+from ibcloud.safeio import checked_ints
 from ibcloud.tables import ForwardingTables
 
 __all__ = ["VerifyReport", "read_path_sls", "verify", "write_fdbs"]
@@ -43,6 +44,7 @@ class VerifyReport:
         return f"VerifyReport(ok={self.ok}, pairs={self.data.get('pairs')}, reachable={self.data.get('reachable')})"
 
 
+@checked_ints
 def verify(
     routing: Union[Routing, ForwardingTables],
     *,

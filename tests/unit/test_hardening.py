@@ -107,6 +107,31 @@ def test_truncated_parquet_in_a_store(tmp_path, capsys):
     assert Store(tmp_path / "s").damaged() == []
 
 
+@pytest.mark.parametrize("where", [0.1, 0.5, 0.9])
+def test_parquet_damaged_in_the_middle_is_not_done(tmp_path, where):
+    # Both ends intact (magic, footer length), bytes of the column data
+    # inverted: the row groups no longer read (page checksums), so the task
+    # counts as unfinished and a resume runs it again.
+    from ibcloud.campaign import Store, parse, run as run_campaign
+
+    c = parse('[campaign]\nname = "t"\n[[experiment]]\nkind = "route"\ntopology = "4-ary-2-full"\n'
+              'engine = "ftree"\n', "c.toml")
+    run_campaign(c, tmp_path / "s", scheduler="inline", progress=False)
+    store = Store(tmp_path / "s")
+    [victim] = (tmp_path / "s" / "results").glob("*.parquet")
+    assert store.finished() == {victim.stem}
+    data = bytearray(victim.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little")
+    at = 4 + int((len(data) - 8 - footer - 4) * where)
+    data[at:at + 4] = bytes(b ^ 0xFF for b in data[at:at + 4])
+    victim.write_bytes(bytes(data))
+    assert data[:4] == data[-4:] == b"PAR1"
+    assert store.finished() == set() and store.damaged() == [victim]
+    summary = run_campaign(c, tmp_path / "s", scheduler="inline", progress=False)
+    assert (summary.ran, summary.skipped) == (1, 0)
+    assert store.finished() == {victim.stem}
+
+
 def test_huge_csv_field_is_bounded(tmp_path, capsys):
     f = tmp_path / "long.csv"
     f.write_text("vm_id,vcpus,minute_index,cpu_pct_of_one_core\n" + "a" * 3_000_000 + ",4,0,10\n")
@@ -326,3 +351,163 @@ def test_lft_dump_streams_and_refuses_an_unknown_port_guid(tmp_path, capsys):
     dump.write_text(text.replace("portguid 0x0", "portguid 0xf", 1))
     status, _, err = run(capsys, "verify", "4-ary-2-full", "--lfts", dump)
     assert_clear(status, err, "opensm-lfts.dump:", "not a port of the fabric")
+
+
+def test_lft_dump_port_the_switch_lacks_is_a_failed_route_for_verify(tmp_path, capsys):
+    # docs/routing.md: verify reports such an entry as a failed route (exit 1);
+    # analyze and sim, which need every route, refuse it naming file and line.
+    import re
+
+    dump = tmp_path / "opensm-lfts.dump"
+    assert run(capsys, "route", "4-ary-2-full", "--engine", "ftree", "-o", dump)[0] == 0
+    lines = dump.read_text().splitlines(keepends=True)
+    no = next(i for i, line in enumerate(lines) if re.match(r"0x[0-9a-f]{4} 0*[1-9]\d* ", line))
+    lines[no] = re.sub(r"^(0x[0-9a-f]{4}) \d+", r"\1 200", lines[no])
+    dump.write_text("".join(lines))
+    status, out, err = run(capsys, "verify", "4-ary-2-full", "--lfts", dump, "--json")
+    assert status == 1, err
+    assert "Traceback" not in err
+    report = json.loads(out)
+    assert report["failures"]["no_such_port"] > 0 and report["reachable"] < report["pairs"]
+    assert report["first_failures"][0]["path"][-1]["port"] == 200
+    status, out, _ = run(capsys, "verify", "4-ary-2-full", "--lfts", dump)
+    assert status == 1 and "port the switch does not have" in out, out
+    for argv in (["analyze", "4-ary-2-full", "--lfts", dump],
+                 ["sim", "4-ary-2-full", "--lfts", dump, "--traffic", "uniform:load=0.5", "--time", "1us"]):
+        status, _, err = run(capsys, *argv)
+        assert_clear(status, err, f"opensm-lfts.dump:{no + 1}", "port 200 does not exist")
+
+
+# -- integer arguments of the Python API ---------------------------------------------------------
+
+# Python-only integers (never handed to the Rust core), with the reason.
+_PYTHON_ONLY_INTS = {
+    "ibcloud.safeio.excerpt": "a length for Python string slicing",
+    "ibcloud.safeio.bounded": "a length for Python reads",
+    "ibcloud.progress.Reporter.__init__": "a count printed in progress lines",
+}
+
+
+# Packages the sweep does not cover yet (see the report of issue 20): the SA
+# clients (a umad timeout of -1 may mean "wait"), the delay pipeline, the SM
+# (another branch), the command line (argparse checks its numbers).
+_NOT_YET_CHECKED = ("ibcloud.sa", "ibcloud.delay", "ibcloud.sm", "ibcloud.cli")
+
+
+def _public_int_parameters():
+    """(qualified name, plain function, takes self/cls, parameter, annotation) for every
+    parameter annotated with int of every public function and method of the ibcloud package."""
+    import dataclasses
+    import importlib
+    import inspect
+    import re
+
+    import pkgutil
+
+    import ibcloud
+
+    found = []
+    for info in sorted(pkgutil.walk_packages(ibcloud.__path__, prefix="ibcloud."), key=lambda i: i.name):
+        if info.name.split(".")[-1].startswith("_") or info.name.startswith(_NOT_YET_CHECKED) \
+                or "reproduc" in info.name:
+            continue
+        module = importlib.import_module(info.name)
+        names = getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")])
+        for name in names:
+            obj = getattr(module, name)
+            if getattr(obj, "__module__", None) != module.__name__:
+                continue
+            members = [(f"{module.__name__}.{name}", obj, False)] \
+                if inspect.isfunction(obj) and name != "reproduce" else []
+            if inspect.isclass(obj):
+                for attr, member in vars(obj).items():
+                    if attr.startswith("_") and attr != "__init__" or attr == "reproduce":
+                        continue
+                    if attr == "__init__" and dataclasses.is_dataclass(obj):
+                        continue  # a result record's fields, filled by ibcloud itself
+                    if isinstance(member, (classmethod, staticmethod)):
+                        members.append((f"{module.__name__}.{name}.{attr}", member.__func__,
+                                        isinstance(member, classmethod)))
+                    elif inspect.isfunction(member):
+                        members.append((f"{module.__name__}.{name}.{attr}", member, True))
+            for qual, fn, bound in members:
+                if qual in _PYTHON_ONLY_INTS:
+                    continue
+                for param in inspect.signature(fn).parameters.values():
+                    annotation = str(param.annotation)
+                    if re.search(r"\bint\b", annotation):
+                        found.append((qual, fn, bound, param.name, annotation))
+    return found
+
+
+def test_every_integer_parameter_of_the_python_api_is_range_checked_and_named():
+    # Issue 20: Fabric.generate("ft324", radix=-1) raised a bare OverflowError
+    # naming no parameter. Every int parameter of the public API, given -1
+    # and 2**70 (as a scalar, or inside its sequence or dict), must raise
+    # IntRangeError naming the parameter, before anything reaches Rust.
+    import re
+
+    from ibcloud.safeio import IntRangeError
+
+    params = _public_int_parameters()
+    assert len(params) >= 40, params  # the sweep found the API
+    for qual, fn, bound, name, annotation in params:
+        assert name in getattr(fn, "__ibcloud_checked_ints__", {}), f"{qual}({name}) is not @checked_ints"
+        scalar = re.fullmatch(r"(Optional\[)?int\]?( \| None)?", annotation)
+        for bad in (-1, 2**70):
+            value = bad if scalar else {bad: (1, 1)} if annotation.startswith("Dict") else [bad]
+            args = (None,) if bound else ()
+            with pytest.raises(IntRangeError, match=re.escape(name)):
+                fn(*args, **{name: value})
+
+
+def test_integer_errors_of_real_calls_name_the_parameter():
+    from ibcloud import Fabric
+    from ibcloud.safeio import IntRangeError
+
+    with pytest.raises(IntRangeError, match=r"radix=-1 is out of range"):
+        Fabric.generate("ft324", radix=-1)
+    f = Fabric.generate("4-ary-2-full")
+    with pytest.raises(OverflowError, match="links=2361183241434822606848"):  # old handlers still catch it
+        f.inject_faults(links=2**71)
+    with pytest.raises(ValueError, match="lmc=300"):  # u8 in Rust: named after the call
+        f.assign_lids(lmc=300)
+
+
+def test_json_on_generate_convert_run_and_report(tmp_path, capsys):
+    status, out, _ = run(capsys, "topo", "generate", "4-ary-2-full", "-o", tmp_path / "a.net", "--json")
+    assert status == 0 and json.loads(out)["cas"] == 32 and json.loads(out)["output"] == str(tmp_path / "a.net")
+    status, out, err = run(capsys, "topo", "generate", "4-ary-2-full", "-o", "-", "--json")
+    assert status == 0 and json.loads(err)["switches"] == 12 and out.startswith("#")
+    status, out, _ = run(capsys, "topo", "convert", tmp_path / "a.net", tmp_path / "b.topo", "--json")
+    assert status == 0 and json.loads(out)["output_format"] == "ibnetdiscover" and json.loads(out)["links"] == 64
+    status, out, _ = run(capsys, "run", "--preset", "4-ary-2-full", "--quick", "--scheduler", "inline",
+                         "-o", tmp_path / "out", "--report", tmp_path / "rep", "--json")
+    data = json.loads(out)
+    assert status == data["status"] == 0
+    assert data["report"] == str(tmp_path / "rep" / "index.html")
+    assert data["rows"]["physical"][0]["reachable"] == 992
+    assert any(line.startswith("routed 4-ary-2-full") for line in data["lines"])
+    status, out, _ = run(capsys, "report", tmp_path / "out" / "results", "-o", tmp_path / "rep2", "--json")
+    data = json.loads(out)
+    assert status == 0 and data["report"] == str(tmp_path / "rep2" / "index.html") and "index.html" in data["files"]
+
+
+# Commands that print no summary of their own, with the reason (docs/cli.md: `--json` on every report).
+_NO_JSON = {
+    ("reproduce",): "each reproduction NAME adds its own options; the scoreboard is written as JSON/Parquet",
+    ("sm", "ctl"): "relays the running SM's own replies",
+}
+
+
+def test_every_command_that_prints_a_summary_has_json():
+    import argparse
+
+    missing = []
+    for path, parser in _parsers(build_parser()):
+        if not path or any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+            continue
+        options = {o for a in parser._actions for o in a.option_strings}
+        if "--json" not in options and path not in _NO_JSON:
+            missing.append(" ".join(path))
+    assert missing == []

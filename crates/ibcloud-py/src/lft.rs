@@ -171,22 +171,32 @@ fn read_text(path: &PathBuf) -> Result<String, PyIbcloudErr> {
 }
 
 /// Reads `opensm-lfts.dump` for `fabric` (switches matched by GUID; the dump's
-/// LIDs must agree with the fabric's).
+/// LIDs must agree with the fabric's). With `keep_missing_ports`, entries
+/// naming a port the switch does not have are kept (verification reports
+/// them as failed routes) instead of refused.
 #[pyfunction]
+#[pyo3(signature = (path, fabric, keep_missing_ports = false))]
 pub(crate) fn read_lfts(
     py: Python<'_>,
     path: PathBuf,
     fabric: &PyFabric,
+    keep_missing_ports: bool,
 ) -> PyResult<PyForwardingTables> {
+    let missing = if keep_missing_ports {
+        lfts_dump::MissingPorts::Keep
+    } else {
+        lfts_dump::MissingPorts::Refuse
+    };
     let f = &fabric.inner;
     let inner = detached(py, || -> Result<ForwardingTables, PyIbcloudErr> {
         // Streamed: memory is the tables, not the (possibly GB-sized) file.
         let file = std::fs::File::open(&path).map_err(|e| FabricError::io(&path, e))?;
         let reader = std::io::BufReader::with_capacity(1 << 20, file);
-        Ok(lfts_dump::read_tables(
+        Ok(lfts_dump::read_tables_with(
             reader,
             &path.display().to_string(),
             f,
+            missing,
         )?)
     })?;
     Ok(PyForwardingTables {

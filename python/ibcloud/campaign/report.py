@@ -393,9 +393,10 @@ def render(results: Union[str, os.PathLike], out: Union[str, os.PathLike], title
     parts.append("<h2>Settings</h2><p>Every task's resolved settings (its hash names its result file):</p>")
     import pandas as pd
 
+    done = store.finished()  # once: it reads every result file
     tasks = pd.DataFrame([{"task": t["task"], "experiment": t["experiment"],
                            "settings": json.dumps(t["settings"], sort_keys=True),
-                           "finished": t["task"] in store.finished()} for t in meta.get("tasks", [])])
+                           "finished": t["task"] in done} for t in meta.get("tasks", [])])
     parts.append(_table(tasks, "settings"))
     if (root / "campaign.toml").exists():
         parts.append("<h3>Campaign file</h3><pre>" + html.escape((root / "campaign.toml").read_text()) + "</pre>")

@@ -30,6 +30,7 @@ from typing import Any, List, Optional, Union
 from ibcloud.campaign.kinds import execute
 from ibcloud.campaign.store import Store
 from ibcloud.exceptions import CampaignError
+from ibcloud.safeio import checked_ints
 
 __all__ = ["RunSummary", "run"]
 
@@ -87,6 +88,7 @@ def _describe(task: Any) -> str:
     return f"{task.experiment} ({task.kind}{': ' + shown if shown else ''})"
 
 
+@checked_ints
 def run(campaign: Any, results: Union[str, os.PathLike], scheduler: Optional[str] = None,
         workers: Optional[int] = None, progress: Union[bool, str] = True, retry_failed: bool = True,
         force: bool = False) -> RunSummary:

@@ -210,7 +210,8 @@ class Store:
             rows.append(merged)
         frame = pd.DataFrame(rows)
         with atomic_path(self.path / "results" / f"{task.hash}.parquet") as tmp:
-            frame.to_parquet(tmp, index=False)
+            # Page checksums let finished() tell a file damaged in the middle from a whole one.
+            frame.to_parquet(tmp, index=False, write_page_checksum=True)
         failed = self.path / "failed" / f"{task.hash}.json"
         if failed.exists():
             failed.unlink()
@@ -275,8 +276,13 @@ _OWN_ENTRIES = {"results", "failed", "files", "campaign.toml", "tasks.json", "ve
 
 
 def _complete_parquet(path: Path) -> bool:
-    """Whether ``path`` is a whole Parquet file: the magic at both ends and a
-    footer that fits (a truncated copy loses the trailing magic)."""
+    """Whether ``path`` is a whole, readable Parquet file. First the cheap
+    test: the magic at both ends and a footer that fits (a truncated copy
+    loses the trailing magic). Then every row group is read, verifying the
+    page checksums the store writes: a file damaged in the middle with both
+    ends intact (a bad sector, a botched copy) fails here and its task runs
+    again instead of counting as done. Result files are a few rows each, so
+    reading them costs milliseconds."""
     try:
         size = path.stat().st_size
         if size < 12:
@@ -286,9 +292,19 @@ def _complete_parquet(path: Path) -> bool:
             fh.seek(size - 8)
             tail = fh.read(8)
         footer = int.from_bytes(tail[:4], "little")
-        return head == b"PAR1" and tail[4:] == b"PAR1" and footer + 12 <= size
+        if not (head == b"PAR1" and tail[4:] == b"PAR1" and footer + 12 <= size):
+            return False
     except OSError:
         return False
+    import pyarrow.parquet as pq
+
+    try:
+        with pq.ParquetFile(path, page_checksum_verification=True) as pf:
+            for i in range(pf.num_row_groups):
+                pf.read_row_group(i)
+    except Exception:  # noqa: BLE001 — pyarrow raises several types (ArrowInvalid, OSError, ...) for damage
+        return False
+    return True
 
 
 def query(path: Union[str, os.PathLike], sql: str) -> Any:

@@ -28,6 +28,16 @@ def describe(fabric: Fabric) -> str:
     )
 
 
+def counts(fabric: Fabric) -> Dict[str, int]:
+    """:func:`describe`'s counts for ``--json``.
+
+    >>> counts(Fabric.generate("ft648"))["max_lid"]
+    702
+    """
+    return {"cas": fabric.num_cas, "switches": fabric.num_switches, "routers": fabric.num_routers,
+            "links": fabric.num_links, "max_lid": fabric.max_lid, "lft_blocks_per_switch": fabric.lft_blocks}
+
+
 def span(pair: Sequence[int]) -> str:
     """A ``[min, max]`` pair as ``36`` or ``18-36``.
 

@@ -82,8 +82,13 @@ def add_arguments(cmd: argparse.ArgumentParser) -> None:
     deprecated(cmd, "--format", "--input-format", "format")
 
 
-def load(args: argparse.Namespace) -> Tuple[Fabric, ForwardingTables, Optional[Any]]:
+def load(
+    args: argparse.Namespace, *, keep_missing_ports: bool = False
+) -> Tuple[Fabric, ForwardingTables, Optional[Any]]:
     """The fabric, its tables and path SLs (None unless an engine made them).
+    ``keep_missing_ports`` keeps dump entries naming a port the switch does
+    not have (``verify`` reports them as failed routes); every other command
+    refuses them with the dump's file and line.
 
     >>> p = argparse.ArgumentParser()
     >>> add_arguments(p)
@@ -99,7 +104,7 @@ def load(args: argparse.Namespace) -> Tuple[Fabric, ForwardingTables, Optional[A
             with lid_hint():
                 routing = route(fabric, args.route)
             return fabric, routing.tables, routing.path_sls
-        _, tables = read_tables(args.lfts, fabric)
+        _, tables = read_tables(args.lfts, fabric, keep_missing_ports=keep_missing_ports)
         return fabric, tables, None
     if Path(args.fabric).suffix == ".ibcf":
         fabric, tables = read_tables(args.fabric)

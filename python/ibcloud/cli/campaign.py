@@ -107,7 +107,12 @@ def _report(args: argparse.Namespace) -> int:
     if not (Path(args.results) / "results").is_dir():
         raise CampaignError(f"{args.results}: not a results directory (no results/ folder)")
     page = render(args.results, args.out, force=args.force)
-    print(f"wrote {page}")
+    if args.json:
+        files = sorted(str(p.relative_to(page.parent)) for p in page.parent.rglob("*")
+                       if p.is_file() and not p.name.startswith("."))
+        print(json.dumps({"report": str(page), "results": str(args.results), "files": files}, indent=2))
+    else:
+        print(f"wrote {page}")
     return ExitStatus.SUCCESS
 
 
@@ -158,4 +163,5 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     report.add_argument("-o", "--out", type=Path, default=Path("report"), metavar="DIR",
                         help="report directory (default: ./report)")
     report.add_argument("--force", action="store_true", help="overwrite an index.html ibcloud did not write")
+    report.add_argument("--json", action="store_true", help="print what was written as JSON")
     report.set_defaults(run=_report)

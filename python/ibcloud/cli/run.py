@@ -230,6 +230,36 @@ def _live_migration(out: Path) -> Optional[Tuple[str, bool]]:
     return line, ok
 
 
+def _run_json(args: argparse.Namespace) -> ExitStatus:
+    """``run --json``: the tour as :func:`_run` does it, its printed lines
+    captured, then one JSON object on stdout: ``status``, ``preset``, the
+    paths (``out``, ``results``, ``report``), ``lines`` (the text summary),
+    ``rows`` (every result row, by experiment, from the store) and
+    ``failures``. Progress stays on stderr."""
+    import contextlib
+    import io
+    import json
+
+    from ibcloud.campaign import Store
+
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        status = _run(args)
+    results = args.out / "results"
+    store = Store(results)
+    frame = store.frame()
+    rows = {}
+    if len(frame):
+        for experiment, group in frame.groupby("experiment", sort=False):
+            rows[str(experiment)] = json.loads(group.dropna(axis=1, how="all").to_json(orient="records"))
+    page = args.report / "index.html"
+    print(json.dumps({"status": int(status), "preset": args.preset, "out": str(args.out), "results": str(results),
+                      "report": str(page) if page.exists() else None,
+                      "lines": [line for line in text.getvalue().splitlines() if line.strip()],
+                      "rows": rows, "failures": store.failures()}, indent=2, default=str))
+    return status
+
+
 def _tour_campaign(args: argparse.Namespace) -> str:
     """The tour as a campaign file (saved with the results)."""
     common = f'topology = "{args.preset}"\nvfs = {args.vfs}\npopulation = {args.population}\nseed = {args.seed}\n'
@@ -280,4 +310,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     run.add_argument("--resume", action="store_true", help="keep finished tasks of an earlier run in --out/results")
     run.add_argument("--force", action="store_true",
                      help="use --out/results even when it holds files the tour did not write (they are kept)")
-    run.set_defaults(run=_run)
+    run.add_argument("--json", action="store_true",
+                     help="print one JSON object (summary lines, result rows, paths) instead of text")
+    run.set_defaults(run=lambda args: _run_json(args) if args.json else _run(args))

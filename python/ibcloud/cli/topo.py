@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
-from ibcloud.cli._display import describe, print_summary, progress
+from ibcloud.cli._display import counts, describe, print_summary, progress
 from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import UnsupportedError
@@ -109,7 +109,16 @@ def _generate(args: argparse.Namespace) -> ExitStatus:
             step(f"writing {args.output}")
             fabric.write(args.output, fmt)
             target = f" -> {args.output} ({fmt or guess_format(args.output)})"
-    line = f"{args.spec}: {describe(fabric)}{removed}{target}"
+    if args.json:
+        faults = ({"switches": len(report["switches"]), "links": len(report["links"]), "seed": args.seed}
+                  if removed else None)
+        written = args.output not in (None, "-")
+        line = json.dumps({"spec": args.spec, **counts(fabric), "removed": faults,
+                           "output": args.output if written else None,
+                           "format": (fmt or guess_format(args.output)) if written else None}, indent=2)
+    else:
+        line = f"{args.spec}: {describe(fabric)}{removed}{target}"
+    # With `-o -` the fabric itself is on stdout, so the summary goes to stderr.
     print(line, file=sys.stderr if args.output == "-" else sys.stdout)
     return ExitStatus.SUCCESS
 
@@ -143,7 +152,11 @@ def _convert(args: argparse.Namespace) -> ExitStatus:
         fabric.write(args.output, format=args.target_format)
     source = args.source_format or guess_format(args.input) or "detected from content"
     target = args.target_format or guess_format(args.output)
-    print(f"{args.input} ({source}) -> {args.output} ({target}): {describe(fabric)}")
+    if args.json:
+        print(json.dumps({"input": args.input, "input_format": source, "output": args.output,
+                          "output_format": target, **counts(fabric)}, indent=2))
+    else:
+        print(f"{args.input} ({source}) -> {args.output} ({target}): {describe(fabric)}")
     return ExitStatus.SUCCESS
 
 
@@ -197,6 +210,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     gen.add_argument("--fail-links", type=_bounded(0), default=0, metavar="N", help="remove N random switch-to-switch links")
     gen.add_argument("--fail-switches", type=_bounded(0), default=0, metavar="N", help="remove N random switches")
     gen.add_argument("--seed", type=_bounded(0, 2**64 - 1), default=0, metavar="S", help="seed of the faults (default: 0)")
+    gen.add_argument("--json", action="store_true", help="print the summary as JSON (on stderr with `-o -`)")
     gen.set_defaults(run=_generate)
 
     info = commands.add_parser("info", **_help(_info))
@@ -216,6 +230,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                       help="format of OUT (default: from its extension)")
     deprecated(conv, "--from", "--input-format", "source_format", type=_format_arg(writable=False))
     deprecated(conv, "--to", "--output-format", "target_format", type=_format_arg(writable=True))
+    conv.add_argument("--json", action="store_true", help="print the summary as JSON")
     conv.set_defaults(run=_convert)
 
     pre = commands.add_parser("presets", **_help(_presets))

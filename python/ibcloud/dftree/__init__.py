@@ -24,6 +24,7 @@ from typing import Any, Dict
 
 from ibcloud import _native
 from ibcloud.exceptions import SimulationError
+from ibcloud.safeio import checked_ints
 from ibcloud.tables import ForwardingTables
 
 __all__ = ["config", "testbed", "testbed_settings"]
@@ -79,6 +80,7 @@ def testbed(variant: str = "3a") -> ForwardingTables:
     return ForwardingTables._from_native(native)
 
 
+@checked_ints
 def testbed_settings(vls: int = 2) -> Dict[str, Any]:
     """Simulator settings of S003's testbed: MTU 2048, PCIe 1.1 x8 host and
     sink limits (12.9 Gb/s), ``vls`` data VLs.

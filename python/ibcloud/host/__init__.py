@@ -24,6 +24,7 @@ import pandas as pd
 
 from ibcloud import _native
 from ibcloud.host.scenario import EXAMPLE, Scenario, locate
+from ibcloud.safeio import checked_ints
 
 __all__ = ["EXAMPLE", "HostResult", "Scenario", "locate", "run"]
 
@@ -128,6 +129,7 @@ class HostResult:
         """
         return self.raw["controllers"]
 
+    @checked_ints
     def ibmon(self, which: int = 0) -> pd.DataFrame:
         """IBMon samples of the ``which``-th IBMon controller.
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ibcloud import _native
 from ibcloud.exceptions import ParseError, SimulationError
-from ibcloud.safeio import atomic_path, atomic_write
+from ibcloud.safeio import atomic_path, atomic_write, checked_ints
 from ibcloud.tables import ForwardingTables
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
 _DURATIONS = {"link_delay", "switch_latency", "sweep_interval", "xmit_wait_tick"}
 
 
+@checked_ints
 def parse_duration(value: Union[str, int, float]) -> int:
     """A duration (``"10ms"``, ``"2.5us"``; numbers are picoseconds) in picoseconds.
 
@@ -66,6 +67,7 @@ def parse_duration(value: Union[str, int, float]) -> int:
     return int(_native.sim_parse_duration(str(value)))
 
 
+@checked_ints
 def pcie_gbps(gen: int, lanes: int, max_payload: int = 128, dllp_share: float = 0.04) -> float:
     """Usable PCIe payload rate in Gb/s, the HCA host limit (docs/netsim.md).
 
@@ -341,6 +343,7 @@ class SimResult:
         self.ports = pd.DataFrame(prow, columns=["slot", "port", "xmit_data", "rcv_data", "xmit_pkts",
                                                  "rcv_pkts", "xmit_wait", "fecn_marked"])
 
+    @checked_ints
     def gbps(self, flow: Union[int, str], start: Union[str, int] = 0, stop: Optional[Union[str, int]] = None) -> float:
         """Mean payload Gb/s of one flow (index or name) over sweep
         intervals ending in (start, stop].
@@ -433,6 +436,7 @@ class SimResult:
         return f"<SimResult {len(self.flows)} flows, {self.end_ps / 1e6:g} us, {self.events} events>"
 
 
+@checked_ints
 def simulate(
     tables: Any,
     traffic: Union[str, Dict[str, Any], os.PathLike],

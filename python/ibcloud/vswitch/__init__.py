@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ibcloud import _native
 from ibcloud.fabric import Fabric
+from ibcloud.safeio import checked_ints
 from ibcloud.tables import ForwardingTables
 
 __all__ = [
@@ -52,6 +53,7 @@ class VirtualFabric:
         self._native = native
 
     @classmethod
+    @checked_ints
     def virtualize(cls, physical: Fabric, vfs: int = 4, scheme: str = "dynamic") -> "VirtualFabric":
         """Every CA of ``physical`` becomes a hypervisor with ``vfs`` VFs
         behind a vSwitch (port 1 uplink, port 2 PF, ports 3.. VFs); routed
@@ -211,6 +213,7 @@ class VirtualFabric:
         return json.loads(self._native.check())
 
 
+@checked_ints
 def capacity(vfs: int, switches: int = 0, routers: int = 0, others: int = 0, hypervisors: int = 0,
              extension_bits: int = 2, share: int = 0, dedicated_fraction: float = 1.0) -> Dict[str, Any]:
     """The LID-space calculator (reference B §1.5-1.6): prepopulated and
@@ -226,6 +229,7 @@ def capacity(vfs: int, switches: int = 0, routers: int = 0, others: int = 0, hyp
                                                share, dedicated_fraction))
 
 
+@checked_ints
 def smp_time(per_switch: Sequence[int], k_us: Optional[float] = None, r_us: float = 0.0, hops: int = 0,
              window: int = 16) -> float:
     """Predicted time (ms) to push ``per_switch[i]`` SMPs to switch ``i``
@@ -237,6 +241,7 @@ def smp_time(per_switch: Sequence[int], k_us: Optional[float] = None, r_us: floa
     return _native.vswitch_smp_time(list(per_switch), k_us, r_us, hops, window)
 
 
+@checked_ints
 def worst_case_marking(physical: Fabric, repeats: int = 5) -> Dict[str, Any]:
     """FTreeMinRC's marking between the first and the last leaf of a physical
     fat-tree: switches, marked switches and the best time in ms.
@@ -305,6 +310,7 @@ class Simulation:
         return self.raw["unreachable"]
 
 
+@checked_ints
 def simulate(physical: Fabric, vfs: int = 4, population: float = 0.25, placement: str = "random",
              pattern: str = "random", seed: int = 1, steps: int = 10, bisect_runs: int = 10000,
              transition_check: bool = False, endpoints: str = "vms") -> Simulation:

@@ -380,9 +380,49 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// # Ok::<(), ibcloud_fabric::FabricError>(())
 /// ```
 pub fn read_tables(
+    reader: impl io::BufRead,
+    file: &str,
+    fabric: &Fabric,
+) -> Result<ForwardingTables, FabricError> {
+    read_tables_with(reader, file, fabric, MissingPorts::Refuse)
+}
+
+/// What [`read_tables_with`] does with an entry whose port the switch does
+/// not have (above its port count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingPorts {
+    /// An error naming the line: tables for analysis or simulation, which
+    /// need every route to exist.
+    Refuse,
+    /// Kept as written, so that verification reports those routes as failed
+    /// ("a port that does not exist") instead of refusing the whole dump: a
+    /// checker must report a broken table, not decline to look at it.
+    Keep,
+}
+
+/// [`read_tables`], choosing what happens to entries naming a port the
+/// switch does not have.
+///
+/// ```
+/// use ibcloud_fabric::formats::lfts_dump::{read_tables_with, write, MissingPorts};
+/// use ibcloud_fabric::{generate, Lid};
+/// let f = generate::preset("4-ary-2-full")?.build()?;
+/// let mut t = ibcloud_fabric::lft::ForwardingTables::new(&f);
+/// let sw = f.switches().next().unwrap();
+/// t.set(sw, Lid(1), 1);
+/// let mut out = Vec::new();
+/// write(&f, &t, &mut out).unwrap();
+/// let bad = String::from_utf8(out).unwrap().replacen("0x0001 001", "0x0001 099", 1);
+/// assert!(read_tables_with(bad.as_bytes(), "x", &f, MissingPorts::Refuse).is_err());
+/// let kept = read_tables_with(bad.as_bytes(), "x", &f, MissingPorts::Keep)?;
+/// assert_eq!(kept.get(sw, Lid(1)), Some(99));
+/// # Ok::<(), ibcloud_fabric::FabricError>(())
+/// ```
+pub fn read_tables_with(
     mut reader: impl io::BufRead,
     file: &str,
     fabric: &Fabric,
+    missing_ports: MissingPorts,
 ) -> Result<ForwardingTables, FabricError> {
     let mut tables = ForwardingTables::new(fabric);
     let owners: HashMap<Guid, (Lid, Lid)> = fabric
@@ -520,7 +560,7 @@ pub fn read_tables(
             ));
         }
         let node = fabric.node(*id);
-        if port > node.num_ports {
+        if port > node.num_ports && missing_ports == MissingPorts::Refuse {
             return Err(at(
                 no,
                 format!(
