@@ -119,6 +119,9 @@ class IbSim:
     True
     """
 
+    #: ibsim's stdin: DEVNULL runs it with its console off (``-n``).
+    _console_stdin: int = subprocess.DEVNULL
+
     @checked_ints
     def __init__(
         self,
@@ -187,12 +190,15 @@ class IbSim:
         >>> sim.stop()
         """
         n, s, p = self.limits
-        cmd = ["ibsim", "-s", "-n", "-N", str(n), "-S", str(s), "-P", str(p), str(self.net_file)]
+        # -n switches ibsim's console off; a subclass that talks to the
+        # console (ibcloud.sm.console) keeps it and gets a pipe on stdin.
+        console = ["-n"] if self._console_stdin == subprocess.DEVNULL else []
+        cmd = ["ibsim", "-s", *console, "-N", str(n), "-S", str(s), "-P", str(p), str(self.net_file)]
         env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
         env["IBSIM_SOCKNAME"] = self.sockname
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                                         stdin=self._console_stdin, start_new_session=True)
         deadline = time.monotonic() + self.timeout
         while not self._ready():
             if self.proc.poll() is not None:

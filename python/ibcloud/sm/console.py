@@ -16,12 +16,11 @@ True
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
 
-from ibcloud.interop import IbSim, InteropError, _tail
+from ibcloud.interop import IbSim, InteropError
 
 __all__ = ["IbSimConsole"]
 
@@ -33,29 +32,7 @@ class IbSimConsole(IbSim):
     'command'
     """
 
-    def start(self) -> "IbSimConsole":
-        """Starts ibsim with a pipe on its console and waits until it accepts clients.
-
-        >>> IbSimConsole.start.__name__
-        'start'
-        """
-        n, s, p = self.limits
-        # No -n: that flag switches the console off.
-        cmd = ["ibsim", "-s", "-N", str(n), "-S", str(s), "-P", str(p), str(self.net_file)]
-        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-        env["IBSIM_SOCKNAME"] = self.sockname
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.PIPE, start_new_session=True)
-        deadline = time.monotonic() + self.timeout
-        while not self._ready():
-            if self.proc.poll() is not None:
-                raise InteropError(f"ibsim exited with {self.proc.returncode} on {self.net_file}:\n{_tail(self.log)}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise InteropError(f"ibsim did not come up within {self.timeout:.0f} s on {self.net_file}")
-            time.sleep(0.05)
-        return self
+    _console_stdin = subprocess.PIPE  # ibsim reads its console from stdin
 
     def command(self, line: str) -> None:
         """Sends one console command (ibsim prints its answer to its log).
