@@ -591,7 +591,14 @@ pub(crate) fn resolve(
                 .map(|s| ep(s, &at))
                 .collect::<Result<Vec<_>, _>>()?
         };
-        let load = check_load(p.load.unwrap_or(0.5), &at)?;
+        // `hotspot` without a fraction gives the hot nodes' aggregate load,
+        // spread over the senders: what is bounded is each sender's share
+        // (checked below), so the aggregate itself may exceed MAX_LOAD.
+        let aggregate = p.kind == "hotspot" && p.fraction.is_none();
+        let load = match p.load.unwrap_or(0.5) {
+            l if aggregate && l.is_finite() && l > 0.0 => l,
+            l => check_load(l, &at)?,
+        };
         let mut mk = |src: u32,
                       dst: Dst,
                       hot: Vec<u32>,
@@ -697,6 +704,17 @@ pub(crate) fn resolve(
                     let cap: f64 = hot.iter().map(|&h| payload_gbps(h, 1.0)).sum();
                     let each = load * cap / sources.len().max(1) as f64;
                     for &s in &sources {
+                        if each > payload_gbps(s, MAX_LOAD) {
+                            return Err(NetsimError::Traffic {
+                                at,
+                                problem: format!(
+                                    "load {load} offers each of the {} senders more than \
+                                     {MAX_LOAD}× its link; lower it (or leave load out for \
+                                     greedy senders)",
+                                    sources.len()
+                                ),
+                            });
+                        }
                         let d = if hot.len() == 1 {
                             Dst::Fixed(hot[0])
                         } else {

@@ -353,15 +353,23 @@ fn bad_input_fails_before_the_run() {
         Err(NetsimError::BadDuration(_))
     ));
     // Offered loads that are not a load (issue 18): rejected before the run.
-    for bad in [
-        "uniform:load=1000",
-        "uniform:load=1e9",
-        "hotspot:hot=H1,load=17",
-    ] {
+    for bad in ["uniform:load=1000", "uniform:load=1e9"] {
         let spec = TrafficSpec::parse_compact(bad).unwrap();
         let e = Simulation::new(&f, &t, &cfg, &spec, MS).unwrap_err();
         assert!(e.to_string().contains("at most 16"), "{bad}: {e}");
     }
+    // `hotspot` without a fraction takes the hot node's aggregate load, shared
+    // by the senders: the bound is on each sender's share (2 senders here).
+    for bad in ["hotspot:hot=H1,load=33", "hotspot:hot=H1,load=1e9"] {
+        let spec = TrafficSpec::parse_compact(bad).unwrap();
+        let e = Simulation::new(&f, &t, &cfg, &spec, MS).unwrap_err();
+        assert!(
+            e.to_string().contains("more than 16× its link"),
+            "{bad}: {e}"
+        );
+    }
+    let heavy = TrafficSpec::parse_compact("hotspot:hot=H1,load=17").unwrap();
+    assert!(Simulation::new(&f, &t, &cfg, &heavy, MS).is_ok());
     let e = TrafficSpec::parse_compact("flow:src=H1,dst=H2,gbps=1e6").unwrap();
     assert!(Simulation::new(&f, &t, &cfg, &e, MS).is_err());
     // Too long is not "cannot parse".
