@@ -16,6 +16,7 @@ import pytest
 from ibcloud import Fabric, route
 from ibcloud.interop import IbSim, ibnetdiscover, ibroute_tables
 from ibcloud.sm import SmDaemon
+from ibcloud.sm.live import _read_back_by_direct_route
 
 
 def _net(tmp_path: Path, preset: str) -> Path:
@@ -187,25 +188,6 @@ def test_link_failure_and_restore_seen_through_traps_and_rerouted(tmp_path: Path
         assert ibroute_tables(sim, seen) == route(seen, "minhop").tables
 
 
-def _ibroute_by_direct_route(sim: IbSim, fabric: Fabric, dr_paths: Path):
-    """Every switch's LFT read with ``ibroute -D PATH`` (directed route: it
-    does not depend on the LFTs being read), as tables for ``fabric``."""
-    from ibcloud import _native
-    from ibcloud.tables import ForwardingTables
-
-    import re
-
-    lid_of = {n["guid"]: n["lid"] for n in fabric.nodes()}
-    texts = []
-    for line in dr_paths.read_text().splitlines():
-        guid, path = line.split()
-        out = sim.run_client(["ibroute", "-n", "-D", path]).stdout
-        # The header names the DR path instead of a LID; the parser wants the LID form.
-        texts.append(re.sub(r"of switch DR path [^,]*?; dlid \d+; [0-9,]+ guid",
-                            f"of switch Lid {lid_of[int(guid, 16)]} guid", out, count=1))
-    return ForwardingTables._from_native(_native.parse_ibroute("".join(texts), fabric._native, "ibroute"))
-
-
 def test_slimupdate_after_a_link_failure_observed_equals_predicted(tmp_path: Path) -> None:
     """SlimUpdate on the live fabric: the LFT blocks sent after a cable pull
     equal the blocks Paper IV's model (ibcloud.reconfig, computed offline
@@ -225,7 +207,7 @@ def test_slimupdate_after_a_link_failure_observed_equals_predicted(tmp_path: Pat
         sim.command(f'Unlink "S-{leaf["guid"]:016x}"[5]')
         after = _next_sweep(sm, 1)["last_sweep"]
         seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
-        read_back = _ibroute_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
+        read_back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
     assert after["method"] == "slimupdate" and after["program"]["failures"] == [], after
     observed = after["program"]["smps"]["Set LinearForwardingTable"]
     assert observed == after["predicted_lft_blocks"] == model.changes["changed_blocks"]
@@ -261,7 +243,7 @@ def test_live_vm_migration_observed_equals_predicted(tmp_path: Path, method: str
         assert answer["ok"], answer
         r = answer["result"]
         seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
-        read_back = _ibroute_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
+        read_back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
         out = sim.run_client(["smpquery", "nodeinfo", str(r["vm_lid"])]).stdout
         full = sm.ctl("migrate vm0 #31 itrc")  # vm0 is on #31 now: refused
     # ibsim does not implement GUIDInfo Set: the vGUID SMP is sent, counted and refused; nothing else fails.

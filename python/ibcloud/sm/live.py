@@ -30,7 +30,10 @@ from ibcloud import Fabric
 __all__ = ["live_migrations", "live_link_failures"]
 
 
-def _read_back(sim: Any, fabric: Fabric, dr_paths: Path) -> Any:
+def _read_back_by_direct_route(sim: Any, fabric: Fabric, dr_paths: Path) -> Any:
+    """Every switch's LFT read with ``ibroute -D PATH`` (directed route, so it
+    does not depend on the LFTs being read), as tables for ``fabric``;
+    ``dr_paths`` is the SM's dump of one ``GUID PATH`` line per switch."""
     from ibcloud import _native
     from ibcloud.tables import ForwardingTables
 
@@ -88,7 +91,7 @@ def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", 
                     continue
                 r = answer["result"]
                 seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
-                back = _read_back(sim, seen, sm.dump_dir / "dr-paths")
+                back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
                 # The VM answers at its new VF: LID-routed NodeInfo from the SM's port names the VF's GUID.
                 vf = next((n for n in model.fabric().nodes() if n["lid"] == r["vm_lid"]), None)
                 info = sim.run_client(["smpquery", "nodeinfo", str(r["vm_lid"])]).stdout
@@ -144,7 +147,7 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
                 time.sleep(0.05)
             last = status["last_sweep"]
             seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
-            back = _read_back(sim, seen, sm.dump_dir / "dr-paths")
+            back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
         rows.append({
             "preset": preset, "link": link, "method": last["method"], "swept": status["heavy_sweeps"] > 1,
             "predicted_lft_blocks": model.changes["changed_blocks"],
