@@ -403,17 +403,8 @@ impl CpuScheduler for Cfs {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::drive;
     use super::*;
-
-    fn drive(s: &mut Cfs, until: Time) {
-        loop {
-            let t = s.poll_at();
-            if t > until {
-                break;
-            }
-            s.poll(t);
-        }
-    }
 
     /// Hand-worked trace: a busy vCPU with quota 25 ms per 100 ms runs
     /// 0–25 ms, is throttled until the refill at 100 ms, runs 100–125 ms, …

@@ -591,6 +591,7 @@ impl CpuScheduler for Credit1 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::drive;
     use super::*;
 
     fn runs(s: &Credit1, v: usize, until: Time) -> Vec<(Time, Time)> {
@@ -610,16 +611,6 @@ mod tests {
             out.push((st, until));
         }
         out
-    }
-
-    fn drive(s: &mut Credit1, until: Time) {
-        loop {
-            let t = s.poll_at();
-            if t > until {
-                break;
-            }
-            s.poll(t);
-        }
     }
 
     /// Hand-worked trace: one PCPU, one always-runnable vCPU capped at 50 %,

@@ -107,3 +107,20 @@ impl RunClock {
         self.total[v] + self.since[v].map_or(0, |s| now.saturating_sub(s))
     }
 }
+
+/// Helpers shared by the schedulers' hand-worked trace tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{CpuScheduler, Time};
+
+    /// Runs every scheduler event due up to `until` (inclusive).
+    pub(crate) fn drive(s: &mut impl CpuScheduler, until: Time) {
+        loop {
+            let t = s.poll_at();
+            if t > until {
+                break;
+            }
+            s.poll(t);
+        }
+    }
+}
