@@ -11,25 +11,64 @@ field; this package wraps it with docs, defaults and conversions, and the
 (648, 54, 594)
 """
 
-from ibcloud._native import __version__
-from ibcloud.exceptions import (
-    AnalysisError,
-    IbcloudError,
-    InternalError,
-    LidError,
-    ParseError,
-    ReconfigError,
-    RoutingError,
-    TopologyError,
-    UnsupportedError,
-)
-from ibcloud.fabric import Fabric
-from ibcloud.formats import format_name, formats, guess_format
-from ibcloud.generate import FatTreeParams, presets
-from ibcloud.routing import Routing, engines, register_engine, route
-from ibcloud.tables import ForwardingTables, read_guid2lid, read_lfts, write_guid2lid
-from ibcloud.verify import VerifyReport, verify
-from ibcloud.analysis import Analysis, analyze  # noqa: E402  (needs routing and tables)
+# The names below are imported when first used (PEP 562), so that
+# `import ibcloud.cli.main` -- and with it `ibcloud --version` and `--help`
+# -- loads neither the Rust core nor numpy/pandas (docs/cli.md, start-up time).
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+_LAZY = {
+    "__version__": "ibcloud._native",
+    **dict.fromkeys(["AnalysisError", "IbcloudError", "InternalError", "LidError", "ParseError", "ReconfigError",
+                     "RoutingError", "TopologyError", "UnsupportedError"], "ibcloud.exceptions"),
+    "Fabric": "ibcloud.fabric",
+    **dict.fromkeys(["format_name", "formats", "guess_format"], "ibcloud.formats"),
+    **dict.fromkeys(["FatTreeParams", "presets"], "ibcloud.generate"),
+    **dict.fromkeys(["Routing", "engines", "register_engine", "route"], "ibcloud.routing"),
+    **dict.fromkeys(["ForwardingTables", "read_guid2lid", "read_lfts", "write_guid2lid"], "ibcloud.tables"),
+    **dict.fromkeys(["VerifyReport", "verify"], "ibcloud.verify"),
+    **dict.fromkeys(["Analysis", "analyze"], "ibcloud.analysis"),
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif not name.startswith("__"):
+        # A submodule used as an attribute (`ibcloud.campaign`), as when
+        # this package imported them all.
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(_types.ModuleType):
+    """This package's module type: ``ibcloud.formats`` and ``ibcloud.verify``
+    are functions, as they always were, not the submodules of the same name
+    that the import system would otherwise bind when they are first imported."""
+
+    def __setattr__(self, name, value):
+        if name in ("formats", "verify") and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "Analysis",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterator, Union
@@ -145,6 +146,15 @@ def atomic_path(path: PathLike, keep_suffix: bool = False) -> Iterator[Path]:
     ('done', ['t.txt'])
     """
     target = Path(path)
+    try:
+        special = not stat.S_ISREG(os.stat(target).st_mode) and not target.is_dir()
+    except OSError:
+        special = False
+    if special:
+        # /dev/null, a FIFO, a terminal: written in place; renaming over one
+        # would replace a device node with a regular file (as root).
+        yield target
+        return
     if target.parent != Path(""):
         target.parent.mkdir(parents=True, exist_ok=True)
     # A hidden name ending in .tmp, so that no reader globbing for the target's
@@ -182,7 +192,8 @@ def atomic_write(path: PathLike, data: Union[str, bytes]) -> Path:
         with open(tmp, "wb") as fh:
             fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                os.fsync(fh.fileno())
     return Path(path)
 
 

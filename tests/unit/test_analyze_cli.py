@@ -14,7 +14,7 @@ def test_json_csv_and_plot(tmp_path: Path, capsys) -> None:
     dump = tmp_path / "opensm-lfts.dump"
     ibcloud.route(Fabric.generate("8-ary-2"), "ftree").tables.write_opensm(dump)
     args = ["analyze", "8-ary-2", "--lfts", str(dump), "--runs", "50", "--seed", "4", "--json",
-            "--csv", str(tmp_path / "res" / "b"), "--plot", str(tmp_path / "b.png")]
+            "--csv", str(tmp_path / "res" / "b"), "--plot", str(tmp_path / "b.png"), "--force"]  # run twice below
     assert main(args) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["runs"] == 50 and data["endpoints"] == 64 and data["flows"] == 50 * 32

@@ -111,21 +111,31 @@ def help_text(text: Optional[str]) -> Optional[str]:
     return "\n".join(lines[:cut]).rstrip()
 
 
-def harden(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def harden(parser: argparse.ArgumentParser, path: tuple = ()) -> argparse.ArgumentParser:
     """Replaces plain ``int``/``float`` types in ``parser`` and all its
     subparsers by checked ones (see the module docstring), and strips
-    doctest examples from descriptions and help; returns it.
+    doctest examples from descriptions and help; gives every command that
+    writes ``--force`` and records its name in ``args.command_path``
+    (:mod:`ibcloud.cli._outputs`); returns it.
 
     >>> p = argparse.ArgumentParser(prog="x", description="Does X.\\n\\n>>> x()\\n")
     >>> _ = p.add_argument("--load", type=float)
     >>> harden(p).description, p.parse_args(["--load", "0.5"]).load
     ('Does X.', 0.5)
     """
+    from ibcloud.cli._outputs import add_force
+
     parser.description = help_text(parser.description)
+    if path:
+        add_force(parser, path)
+        parser.set_defaults(command_path=path)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for sub in set(action.choices.values()):
-                harden(sub)
+            names = {}
+            for name, sub in action.choices.items():
+                names.setdefault(id(sub), (name, sub))
+            for name, sub in names.values():
+                harden(sub, path + (name,))
             for choice in action._choices_actions:
                 choice.help = help_text(choice.help)
             continue

@@ -158,9 +158,11 @@ def _analyze(args: argparse.Namespace) -> ExitStatus:
     if args.csv:
         prefix = Path(args.csv)
         prefix.parent.mkdir(parents=True, exist_ok=True)
-        a.runs.to_csv(f"{prefix}-runs.csv", index=False)
-        a.hist_max_cong.to_csv(f"{prefix}-hist_max_cong.csv", index=False)
-        a.links.to_csv(f"{prefix}-links.csv", index=False)
+        from ibcloud.safeio import atomic_write
+
+        atomic_write(f"{prefix}-runs.csv", a.runs.to_csv(index=False))
+        atomic_write(f"{prefix}-hist_max_cong.csv", a.hist_max_cong.to_csv(index=False))
+        atomic_write(f"{prefix}-links.csv", a.links.to_csv(index=False))
     if args.plot:
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         a.plot(args.plot, title=f"{args.fabric}: {a.pattern}")

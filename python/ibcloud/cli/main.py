@@ -18,9 +18,6 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from ibcloud import __version__
-from ibcloud.exceptions import IbcloudError
-
 __all__ = ["ExitStatus", "build_parser", "main"]
 
 
@@ -36,41 +33,103 @@ class ExitStatus(enum.IntEnum):
     ERROR = 2  # could not run: bad input, bad parameters, a missing file
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered.
+#: The subcommands, in the order ``--help`` lists them: the module that
+#: registers them, and each command's one-line help. ``main`` imports only
+#: the module of the command being run (``ibcloud --help`` and ``--version``
+#: import none of them, and so none of the Rust core, numpy or pandas);
+#: the others get a stub parser with the same name and help, which
+#: ``tests/unit/test_hardening.py`` checks against the real ones.
+COMMANDS: "list[tuple[str, dict[str, str]]]" = [
+    ("ibcloud.cli.topo", {"topo": "generate, inspect and convert fabrics"}),
+    ("ibcloud.cli.route", {"route": "compute forwarding tables, or compare two table sets"}),
+    ("ibcloud.cli.verify", {"verify": "check forwarding tables: reachability, loops, credit loops"}),
+    ("ibcloud.cli.analyze", {"analyze": "congestion analysis of forwarding tables (ORCS metrics)"}),
+    ("ibcloud.cli.run", {"run": "The tour: the default virtualized cloud built, routed, verified, migrated, "
+                                "analysed and reported."}),
+    ("ibcloud.cli.consolidate", {"consolidate": "pack a trace's VMs onto hosts by delay or utilisation"}),
+    ("ibcloud.cli.reproduce", {"reproduce": "rerun a paper's experiments beside its numbers"}),
+    ("ibcloud.cli.event", {"event": "apply a fabric event and re-route (full, subtree, slimupdate, metabase)"}),
+    ("ibcloud.cli.sim", {"sim": "packet-level simulation (credits, VLs, arbitration, congestion control)"}),
+    ("ibcloud.cli.partitions", {"partitions": "read partitions.conf, check tables against partitions"}),
+    ("ibcloud.cli.vswitch", {"vswitch": "SR-IOV vSwitch LID capacity and virtualized fabrics",
+                             "migrate": "live-migrate a VM and reconfigure the subnet",
+                             "migrate-sim": "simulate a migration pattern (Paper V)"}),
+    ("ibcloud.cli.campaign", {"campaign": "run a declarative experiment campaign on Dask",
+                              "results": "query a campaign's results with DuckDB SQL",
+                              "report": "render a results directory as a static HTML report"}),
+    ("ibcloud.cli.sa", {"sa": "subnet administration: resolve path records, flood an SM"}),
+    ("ibcloud.cli.host", {"host": "virtualized hosts: CPU schedulers, VMM-bypass/SR-IOV HCAs, IBMon"}),
+    ("ibcloud.cli.sm", {"sm": "ibcloud's own subnet manager (libibumad; ibsim via umad2sim)"}),
+]
+
+
+def version() -> str:
+    """The installed version, from the package metadata (without importing
+    the Rust core; ``ibcloud.__version__`` is the same string).
+
+    >>> import ibcloud
+    >>> version() == ibcloud.__version__
+    True
+    """
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("ibcloud")
+    except PackageNotFoundError:  # run from a source tree without installing
+        from ibcloud._native import __version__
+
+        return __version__
+
+
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"ibcloud {version()}")
+        parser.exit()
+
+
+def build_parser(only: Optional[str] = "") -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered; with ``only``,
+    just that command's module is imported and the others are stubs that
+    answer ``--help`` at the top level (what :func:`main` uses).
 
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
     """
-    from ibcloud.cli import (
-        analyze, campaign, consolidate, event, host, partitions, reproduce, route, run, sa, sim, topo, verify, vswitch,
-    )
-    from ibcloud.cli import sm
+    import importlib
 
     parser = argparse.ArgumentParser(
         prog="ibcloud",
         description="Tools for virtualized InfiniBand HPC clouds.",
     )
-    parser.add_argument("--version", action="version", version=f"ibcloud {__version__}")
+    parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     commands = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND", required=True)
-    topo.register(commands)
-    route.register(commands)
-    verify.register(commands)
-    analyze.register(commands)
-    run.register(commands)
-    consolidate.register(commands)
-    reproduce.register(commands)
-    event.register(commands)
-    sim.register(commands)
-    partitions.register(commands)
-    vswitch.register(commands)
-    campaign.register(commands)
-    sa.register(commands)
-    host.register(commands)
-    sm.register(commands)
+    for module, names in COMMANDS:
+        if only == "" or only in names:
+            importlib.import_module(module).register(commands)
+        else:
+            for name, help in names.items():
+                commands.add_parser(name, help=help, add_help=False)
     from ibcloud.cli._args import harden
 
     return harden(parser)  # every int/float option range-checked, named in the error
+
+
+def _command_of(argv: Sequence[str]) -> Optional[str]:
+    """The subcommand named in ``argv`` (the first word that is not an
+    option: the top level has no option taking a value), or None."""
+    known = {name for _, names in COMMANDS for name in names}
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in known else None
+    return None
 
 
 def _describe(err: BaseException) -> str:
@@ -110,13 +169,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     >>> main(["topo", "info", "ft999"])
     2
     """
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit:  # --help, --version and usage errors
         return exit.code if isinstance(exit.code, int) else int(ExitStatus.ERROR)
+    from ibcloud.cli import _outputs
+    from ibcloud.exceptions import IbcloudError
+
+    command = getattr(args, "command_path", ())
     try:
+        _outputs.check(command, args)
         status = args.run(args)
+        if int(status) != ExitStatus.ERROR:
+            _outputs.mark_done(command, args)
     except BrokenPipeError:
         # The reader went away (`ibcloud topo presets | head`): not an error.
         devnull = os.open(os.devnull, os.O_WRONLY)

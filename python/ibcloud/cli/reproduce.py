@@ -117,6 +117,13 @@ def _run(args: argparse.Namespace) -> int:
     default_out = Path("out") / "reproductions"
     options, out = _split_out(options, default_out / names[0] if len(names) == 1 else default_out)
     from ibcloud.campaign import render, run, Store
+    from ibcloud.cli._outputs import check_folder, mark_folder
+
+    # OUT is written into (the reproduction's files are copied there): a folder of the user's is refused.
+    command = f"reproduce {args.name}"
+    check_folder(out, command, force=args.force)
+    if args.json and "--json" not in options:
+        options = options + ["--json"]  # the reproduction's own result as JSON, stored with the task
 
     campaign = _campaign(names, options)
     results = args.results or (out / "campaign" if len(names) == 1 else out / "results")
@@ -129,45 +136,90 @@ def _run(args: argparse.Namespace) -> int:
                   progress=len(names) > 1 and sys.stderr.isatty())
     status = ExitStatus.SUCCESS if summary.complete else ExitStatus.FAILURE
     frame = store.frame("reproduce")
+    report: List[dict] = []
     for task in campaign.tasks:
+        name = task.settings["reproduction"]
         rows = frame[(frame.task == task.hash) & (frame.record == "summary")] if len(frame) else frame
         if not len(rows):
-            print(f"ibcloud: reproduction {task.settings['reproduction']} did not finish "
-                  f"(see {store.path / 'failed'})", file=sys.stderr)
+            print(f"ibcloud: reproduction {name} did not finish (see {store.path / 'failed'})", file=sys.stderr)
+            report.append({"reproduction": name, "status": None, "finished": False})
             continue
         row = rows.iloc[0]
-        if len(names) > 1:
-            print(f"=== reproduce {task.settings['reproduction']} ({row.seconds:.1f} s, "
+        if len(names) > 1 and not args.json:
+            print(f"=== reproduce {name} ({row.seconds:.1f} s, "
                   f"{'every prediction holds' if row.status == 0 else 'a prediction does not hold'})")
         files = store.path / "files" / task.hash
-        target = out / task.settings["reproduction"] if len(names) > 1 else out
+        target = out / name if len(names) > 1 else out
         # The task ran in a temporary folder (removed since); its files are now in target.
-        sys.stdout.write(_TMP.sub(lambda _: str(target), str(row.output)))
+        text = _TMP.sub(lambda _: str(target), str(row.output))
+        if args.json:
+            report.append({"reproduction": name, "status": int(row.status), "finished": True,
+                           "seconds": float(row.seconds), "out": str(target), "result": _json_or_text(text)})
+        else:
+            sys.stdout.write(text)
         if int(row.status) != 0:
             status = ExitStatus.FAILURE
         if files.is_dir():
             shutil.copytree(files, target, dirs_exist_ok=True)
+    mark_folder(out, command)
     if len(names) > 1:
-        _scoreboard(frame, out, args.scoreboard)
+        _scoreboard(frame, out, args.scoreboard, quiet=args.json)
     if summary.skipped:
         print(f"({summary.skipped} stored result(s) of identical earlier runs reused)", file=sys.stderr)
-    if args.report:
-        print(f"wrote {render(results, args.report)}", file=sys.stderr)
+    page = render(results, args.report, force=args.force) if args.report else None
+    if page is not None:
+        print(f"wrote {page}", file=sys.stderr)
+    if args.json:
+        import json
+
+        from ibcloud.campaign.scoreboard import claims_frame, totals
+
+        claims = claims_frame(out, frame)
+        for entry in report:
+            mine = claims[claims.reproduction == entry["reproduction"]] if len(claims) else claims
+            entry["claims"] = mine.to_dict(orient="records")
+        t = {k: dict(v) for k, v in totals(claims).to_dict(orient="index").items()}
+        if len(names) == 1 and report and isinstance(report[0].get("result"), dict):
+            # One reproduction: its own JSON document, as it always printed,
+            # with the scoreboard rows and the runner's facts added.
+            doc = dict(report[0]["result"])
+            for key, value in (("claims", report[0]["claims"]), ("totals", t), ("status", int(status)),
+                               ("out", report[0]["out"]), ("report", str(page) if page is not None else None)):
+                doc.setdefault(key, value)
+        else:
+            doc = {"status": int(status), "reproductions": report, "totals": t,
+                   "report": str(page) if page is not None else None}
+        print(json.dumps(doc, indent=2, default=str))
     return int(status)
+
+
+def _json_or_text(text: str):
+    """A reproduction's printed result: its JSON value, or the text when it printed none.
+
+    >>> _json_or_text('{"a": 1}'), _json_or_text("Table I")
+    ({'a': 1}, 'Table I')
+    """
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 #: The campaign runner's temporary output folder of a reproduce task (see ibcloud.campaign.kinds).
 _TMP = re.compile(r"/[^\s\"']*?ibcloud-reproduce-[A-Za-z0-9_]+")
 
 
-def _scoreboard(frame, out: Path, markdown_path) -> None:
+def _scoreboard(frame, out: Path, markdown_path, quiet: bool = False) -> None:
     """Totals per paper and overall: printed, written as JSON and Parquet to
     ``out``, and as Markdown to ``markdown_path`` (default: the repository's
     docs/reproductions/SCOREBOARD.md when run from its root, else OUT)."""
     from ibcloud.campaign.scoreboard import claims_frame, markdown, render_totals, write
 
     claims = claims_frame(out, frame)
-    render_totals(claims)
+    if not quiet:  # with --json, the totals are in the JSON document
+        render_totals(claims)
     written = write(claims, out)
     if markdown_path is None:
         docs = Path("docs") / "reproductions"
@@ -188,6 +240,12 @@ def _runner_options(parser: argparse.ArgumentParser, suppress: bool = False) -> 
                         help="reuse stored results of identical runs (finish an interrupted 'all')")
     parser.add_argument("--report", type=Path, metavar="DIR", default=default,
                         help="also render the HTML report of the results")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="print JSON: one reproduction's own result document, or for 'all' each one's status and "
+                             "result; both with the scoreboard rows ('claims': claim, kind, paper, tolerance, "
+                             "ours, verdict) and the 'totals'")
+    parser.add_argument("--force", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="write into an OUT folder or --report folder ibcloud did not create")
     parser.add_argument("--scoreboard", type=Path, metavar="FILE", default=default,
                         help="'all': where the Markdown scoreboard goes (default: docs/reproductions/SCOREBOARD.md "
                              "when run from the repository's root, else OUT/SCOREBOARD.md)")

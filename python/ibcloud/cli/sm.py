@@ -75,7 +75,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"ibcloud: error: {err}", file=sys.stderr)
         return int(ExitStatus.ERROR)
     if args.summary:
-        Path(args.summary).write_text(json.dumps(summary, indent=2))
+        from ibcloud.safeio import atomic_write
+
+        atomic_write(args.summary, json.dumps(summary, indent=2) + "\n")
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -85,11 +87,32 @@ def _run(args: argparse.Namespace) -> int:
     return int(ExitStatus.FAILURE if bad else ExitStatus.SUCCESS)
 
 
+def _ctl_text(answer: Any, prefix: str = "") -> str:
+    """The SM's reply as ``key: value`` lines (nested keys dotted).
+
+    >>> print(_ctl_text({"ok": True, "counters": {"sent": 3, "retries": 0}, "vms": ["vm0"]}))
+    ok: true
+    counters.sent: 3
+    counters.retries: 0
+    vms: ["vm0"]
+    """
+    if not isinstance(answer, dict):
+        return f"{prefix or 'reply'}: {json.dumps(answer)}"
+    lines = []
+    for key, value in answer.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict) and value:
+            lines.append(_ctl_text(value, name))
+        else:
+            lines.append(f"{name}: {json.dumps(value) if not isinstance(value, str) else value}")
+    return "\n".join(lines)
+
+
 def _ctl(args: argparse.Namespace) -> int:
     from ibcloud.sm import ctl
 
     answer = ctl(args.socket, " ".join(args.cmd))
-    print(json.dumps(answer, indent=2))
+    print(json.dumps(answer, indent=2) if args.json else _ctl_text(answer))
     return int(ExitStatus.SUCCESS if answer.get("ok") else ExitStatus.FAILURE)
 
 
@@ -133,4 +156,5 @@ def register(commands: Any) -> None:
     c.add_argument("socket", type=Path, help="the SM's control socket")
     c.add_argument("cmd", nargs="+", metavar="COMMAND",
                    help="status | counters | sweep | light | stop | migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]")
+    c.add_argument("--json", action="store_true", help="print the SM's reply as JSON (default: key: value lines)")
     c.set_defaults(run=_ctl)

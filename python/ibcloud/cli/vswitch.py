@@ -194,7 +194,9 @@ def _migrate_sim(args: argparse.Namespace) -> ExitStatus:
                  args.bisect_runs, args.transition_check)
     m = s.migrations
     if args.csv:
-        m.to_csv(args.csv, index=False)
+        from ibcloud.safeio import atomic_write
+
+        atomic_write(args.csv, m.to_csv(index=False))
     summary: Dict[str, Any] = {"fabric": label, "vms": s.raw["vms"], "hypervisors": s.raw["hypervisors"],
                                "switches": s.raw["switches"], "migrations": len(m), "unreachable": s.unreachable}
     if len(m):

@@ -28,6 +28,7 @@ import numpy as np
 from ibcloud.delay.errors import DelayParameterError
 from ibcloud.delay.packing import PackingSpec, run_packings, segments_of_days
 from ibcloud.delay.trace import Trace
+from ibcloud.safeio import checked_ints
 
 __all__ = [
     "CAPS",
@@ -111,6 +112,7 @@ def _jobs(trace: Trace, cores: Sequence[float], util_thresholds: Sequence[float]
     return jobs, meta
 
 
+@checked_ints
 def run_campaign(
     trace: Trace,
     cores: Sequence[float] = CORES,

@@ -37,6 +37,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from ibcloud.delay.errors import DelayParameterError
+from ibcloud.safeio import checked_ints
 
 __all__ = [
     "BACKLOG_EPSILON",
@@ -171,6 +172,7 @@ class DelayStats:
         return 100.0 * self.mean_demand / cores
 
 
+@checked_ints
 def delay_stats(demand, capacity: float, interval_minutes: float = 1.0, unit: str = "wall_minutes",
                 segments: Optional[Sequence[Tuple[int, int]]] = None) -> DelayStats:
     """:class:`DelayStats` of one host's demand series. ``segments`` (pairs

@@ -69,6 +69,7 @@ import numpy as np
 
 from ibcloud.delay.errors import DelayParameterError, TraceError
 from ibcloud.delay.trace import CleaningReport, Trace
+from ibcloud.safeio import checked_ints
 
 __all__ = ["LAYOUTS", "detect_layout", "read_azure", "read_bitbrains", "read_plain", "read_trace"]
 
@@ -543,6 +544,7 @@ def _read_vmtable(path: Path) -> Dict[str, str]:
     return dict(zip(_strings(frame, "vmid"), _strings(frame, "vmcorecountbucket")))
 
 
+@checked_ints(vcpus=(1, 2**31 - 1))
 def read_azure(path: PathLike, vmtable: Optional[PathLike] = None, vcpus: Optional[int] = None,
                bad_vms: str = "error") -> Trace:
     """Reads Azure public VM CPU readings (a file or a directory of
@@ -657,6 +659,7 @@ def detect_layout(path: PathLike) -> str:
                      f"({', '.join(LAYOUTS)})")
 
 
+@checked_ints(vcpus=(1, 2**31 - 1))
 def read_trace(path: PathLike, layout: Optional[str] = None, *, vmtable: Optional[PathLike] = None,
                vcpus: Optional[int] = None, bad_vms: str = "error") -> Trace:
     """Reads a trace in any known layout (guessed when ``layout`` is None).

@@ -35,6 +35,7 @@ from ibcloud import _native
 from ibcloud.delay.errors import DelayParameterError
 from ibcloud.delay.kernel import DelayStats, check_unit
 from ibcloud.delay.trace import MINUTES_PER_DAY, Trace
+from ibcloud.safeio import checked_ints
 
 __all__ = ["Consolidation", "Host", "PackingSpec", "consolidate", "run_packings", "segments_of_days"]
 
@@ -211,6 +212,7 @@ def _matrix(trace: Trace):
     return matrix
 
 
+@checked_ints
 def segments_of_days(trace: Trace, days: Iterable[int]) -> Segments:
     """Sample ranges covering the given whole days, adjacent days merged.
 
@@ -263,6 +265,7 @@ def run_packings(trace: Trace, jobs: Sequence[Tuple[PackingSpec, Segments, Segme
     return out
 
 
+@checked_ints
 def consolidate(
     trace: Trace,
     by: str = "delay",

@@ -23,6 +23,7 @@ from typing import Dict, List, Sequence, Union
 import numpy as np
 
 from ibcloud.delay.kernel import current_delay, served
+from ibcloud.safeio import checked_ints
 
 __all__ = ["CASES", "plot_cases", "plot_fleet", "plot_full_data", "plot_host", "plot_pareto", "plot_scatter"]
 
@@ -115,6 +116,7 @@ def plot_host(demand: Sequence[float], cores: float, path: Union[str, Path], int
     return _save(fig, path)
 
 
+@checked_ints
 def plot_fleet(cpu: np.ndarray, vcpus: Sequence[int], path: Union[str, Path], interval_minutes: float = 1.0,
                zoom_minutes: int = 60) -> Path:
     """Fig. 1: mean, median and standard deviation across VMs of the CPU

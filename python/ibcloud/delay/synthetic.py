@@ -36,6 +36,7 @@ import numpy as np
 
 from ibcloud.delay.errors import DelayParameterError
 from ibcloud.delay.trace import MINUTES_PER_DAY, Trace
+from ibcloud.safeio import checked_ints
 
 __all__ = ["SyntheticParams", "synthetic_trace", "PAPER_VM_MIX"]
 
@@ -114,6 +115,7 @@ def _vcpus(params: SyntheticParams, n_vms: Optional[int], rng: np.random.Generat
     return rng.permutation(mix)
 
 
+@checked_ints(days=(1, 2**31 - 1), interval_minutes=(1, 2**31 - 1))
 def synthetic_trace(
     seed: int = 0,
     days: int = 13,

@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ibcloud.delay.errors import DelayParameterError, TraceError
+from ibcloud.safeio import checked_ints
 
 __all__ = ["CleaningReport", "Trace", "MINUTES_PER_DAY"]
 
@@ -84,6 +85,7 @@ class Trace:
     ibcloud.delay.errors.TraceError: <array>: VM vm0, sample 1: demand 3 cores exceeds its 2 vCPUs (>100 %)
     """
 
+    @checked_ints
     def __init__(
         self,
         cpu,
@@ -267,6 +269,7 @@ class Trace:
         """
         return self.n_samples // self.samples_per_day
 
+    @checked_ints
     def day_window(self, day: int) -> Tuple[int, int]:
         """Sample range ``(start, end)`` of day ``day`` (0-based).
 
@@ -287,6 +290,7 @@ class Trace:
         """
         return self._cpu.mean(axis=1)
 
+    @checked_ints
     def select(self, vms: Sequence[int]) -> "Trace":
         """A trace of the VMs at the given row indices.
 

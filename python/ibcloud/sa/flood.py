@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from ibcloud.safeio import checked_ints
 
 __all__ = ["FloodStats", "flood", "main"]
 
@@ -91,6 +92,7 @@ def _round_summary(number: int, window: int, lats: list[float], round_s: float) 
             "median_us": median, "std_us": std}
 
 
+@checked_ints(pairs=(0, 0xFFFF), window=(1, 2**31 - 1), timeout_ms=(1, 2**31 - 1), sm_lid=(1, 0xBFFF), port=(0, 255))
 def flood(
     pairs: list[tuple[int, int]],
     expected: dict[tuple[int, int], tuple[int, int, int]] | None,

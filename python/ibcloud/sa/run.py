@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ibcloud.interop import IbSim, InteropError, _scratch_root, _tail
+from ibcloud.safeio import checked_ints
 
 __all__ = ["OpenSmDaemon", "benchmark_on_ibsim", "expected_answers", "flood_on_ibsim"]
 
@@ -120,6 +121,7 @@ class OpenSmDaemon:
         self.stop()
 
 
+@checked_ints(pairs=(0, 0xFFFF), mtu=(1, 5))
 def expected_answers(tables: Any, pairs: list[tuple[int, int]], *, mtu: int = 4,
                      path_sls: Any = None) -> tuple[dict[tuple[int, int], tuple[int, int, int]], list[str]]:
     """Our resolution of ``pairs`` on ``tables`` (an :class:`ibcloud.tables.ForwardingTables`):
@@ -146,6 +148,7 @@ def expected_answers(tables: Any, pairs: list[tuple[int, int]], *, mtu: int = 4,
     return out, problems
 
 
+@checked_ints(windows=(1, 2**31 - 1), timeout_ms=(1, 2**31 - 1), sm_lid=(1, 0xBFFF), mtu=(256, 4096))
 def flood_on_ibsim(
     net_file: str | os.PathLike[str],
     windows: list[int],
@@ -199,6 +202,7 @@ def flood_on_ibsim(
     return {"net": str(net_file), "nodes": len(lids), "pairs": len(pairs), "runs": runs, "unresolved": problems}
 
 
+@checked_ints(timeout_ms=(1, 2**31 - 1), mtu=(256, 4096))
 def benchmark_on_ibsim(
     net_file: str | os.PathLike[str],
     *,

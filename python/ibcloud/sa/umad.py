@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import errno
 from dataclasses import dataclass
+from ibcloud.safeio import checked_ints
 
 __all__ = ["PortInfo", "Umad", "UmadError"]
 
@@ -71,6 +72,7 @@ class Umad:
     True
     """
 
+    @checked_ints(port=(0, 255))
     def __init__(self, ca: str | None = None, port: int = 0) -> None:
         self.lib = _lib()
         if self.lib.umad_init() < 0:
@@ -113,6 +115,7 @@ class Umad:
             return False
         return True
 
+    @checked_ints(dlid=(0, 0xFFFF), sl=(0, 15), timeout_ms=(0, 2**31 - 1))
     def send(self, mad: bytes, dlid: int, sl: int = 0, timeout_ms: int = 1000) -> int:
         """Sends one MAD to QP1 of ``dlid``; returns libibumad's result (0 = sent).
 
@@ -124,6 +127,7 @@ class Umad:
         self.lib.umad_set_addr(self._send, dlid, 1, sl, QP1_QKEY)
         return int(self.lib.umad_send(self.fd, self.agent, self._send, len(mad), timeout_ms, 0))
 
+    @checked_ints(timeout_ms=(-1, 2**31 - 1))
     def recv(self, timeout_ms: int) -> tuple[int, bytes] | None:
         """Waits up to ``timeout_ms`` for one MAD: (status, 256 bytes), or None.
 

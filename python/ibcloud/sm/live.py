@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ibcloud import Fabric
+from ibcloud.safeio import checked_ints
 
 __all__ = ["live_migrations", "live_link_failures"]
 
@@ -52,6 +53,7 @@ def _rows(t: Any) -> set:
     return set(zip(e["switch_guid"], e["lid"], e["port"]))
 
 
+@checked_ints
 def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", boot_every: int = 3,
                     moves: Sequence[tuple[str, str]] = (("vm0", "#31"),),
                     methods: Sequence[str] = ("itrc", "ftree-minrc"),

@@ -217,6 +217,19 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), FabricError> {
+    // `/dev/null`, a FIFO, a terminal: written in place. Renaming over one
+    // would replace a device node with a regular file (as root) or fail.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() && !meta.is_dir() {
+            let result = (|| -> std::io::Result<()> {
+                let file = std::fs::OpenOptions::new().write(true).open(path)?;
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+                fill(&mut w)?;
+                std::io::Write::flush(&mut w)
+            })();
+            return result.map_err(|e| FabricError::io(path, e));
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
