@@ -42,11 +42,12 @@ D/thesis.dump already exists; ibcloud replaces a file only with --force (or give
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
-from pathlib import Path
-from typing import Dict, Iterator, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, Tuple
+
+if TYPE_CHECKING:  # imported where used: ``--help`` loads this module and should stay quick
+    from pathlib import Path
 
 __all__ = ["OUTPUTS", "add_force", "check", "check_folder", "mark_done", "mark_folder", "MARKER"]
 
@@ -123,6 +124,8 @@ def _option(dest: str) -> str:
 
 
 def _ours(folder: Path, command: str) -> bool:
+    import json
+
     try:
         return json.loads((folder / MARKER).read_text()).get("command") == command
     except (OSError, ValueError, AttributeError):
@@ -153,6 +156,8 @@ def check(path: Tuple[str, ...], args: argparse.Namespace) -> None:
                                         f"(or give another {_option(dest)})")
             # /dev/null, a FIFO: written in place; a folder: the writer names the problem
         elif kind == "dir" and stat.S_ISDIR(st.st_mode):
+            from pathlib import Path
+
             check_folder(Path(target), command)
 
 
@@ -160,7 +165,8 @@ def check_folder(folder: Path, command: str, force: bool = False) -> None:
     """Raises :class:`~ibcloud.IbcloudError` when ``folder`` holds anything and
     was not written by ``command`` before (its :data:`MARKER`), unless ``force``.
 
-    >>> import tempfile
+    >>> import json, tempfile
+    >>> from pathlib import Path
     >>> d = Path(tempfile.mkdtemp())
     >>> check_folder(d, "sim")  # empty
     >>> _ = (d / "notes.txt").write_text("mine")
@@ -183,15 +189,18 @@ def check_folder(folder: Path, command: str, force: bool = False) -> None:
 def mark_folder(folder: Path, command: str) -> None:
     """Leaves :data:`MARKER` naming ``command`` in ``folder`` (when it exists).
 
-    >>> import tempfile
+    >>> import json, tempfile
+    >>> from pathlib import Path
     >>> d = Path(tempfile.mkdtemp())
     >>> mark_folder(d, "host run"); json.loads((d / MARKER).read_text())
     {'command': 'host run'}
     """
-    if not folder.is_dir():
-        return
+    import json
+
     from ibcloud.safeio import atomic_write
 
+    if not folder.is_dir():
+        return
     try:
         atomic_write(folder / MARKER, json.dumps({"command": command}) + "\n")
     except OSError:
@@ -202,11 +211,14 @@ def mark_done(path: Tuple[str, ...], args: argparse.Namespace) -> None:
     """After a run: leaves :data:`MARKER` in each folder output, so the same
     command may write there again.
 
-    >>> import tempfile
+    >>> import json, tempfile
+    >>> from pathlib import Path
     >>> d = Path(tempfile.mkdtemp())
     >>> mark_done(("sim",), argparse.Namespace(out=str(d))); (d / MARKER).exists()
     True
     """
+    from pathlib import Path
+
     for dest, kind, target in _targets(path, args):
         if kind == "dir":
             mark_folder(Path(target), " ".join(path))

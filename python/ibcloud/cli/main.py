@@ -64,22 +64,16 @@ COMMANDS: "list[tuple[str, dict[str, str]]]" = [
 
 
 def version() -> str:
-    """The installed version, from the package metadata (without importing
-    the Rust core; ``ibcloud.__version__`` is the same string).
+    """The version, without importing the Rust core (``ibcloud._version``;
+    ``ibcloud.__version__``, the core's, is the same string).
 
     >>> import ibcloud
     >>> version() == ibcloud.__version__
     True
     """
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
+    from ibcloud._version import VERSION
 
-    try:
-        return dist_version("ibcloud")
-    except PackageNotFoundError:  # run from a source tree without installing
-        from ibcloud._native import __version__
-
-        return __version__
+    return VERSION
 
 
 class _Version(argparse.Action):
@@ -170,6 +164,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     2
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # the commonest question, answered without building the parser
+        print(f"ibcloud {version()}")
+        return int(ExitStatus.SUCCESS)
     parser = build_parser(only=_command_of(argv))
     try:
         args = parser.parse_args(argv)
