@@ -136,7 +136,7 @@ def test_event_cli_json_output_and_metabase_file(tmp_path: Path, capsys) -> None
     assert report["metabase_rebuilt"] is False and mb.exists()
     fabric, tables = ibcloud.routing.read_tables(out)
     assert fabric.num_links == Fabric.generate("8-ary-2").num_links - 1
-    assert main(args) == 0  # loads the saved metabase
+    assert main(args + ["--force"]) == 0  # loads the saved metabase (--force: replaces new.ibcf)
     capsys.readouterr()
     assert main(["event", "8-ary-2", "--route", "ftree", "boot", "hca-00003", "--before", "shutdown hca-00003",
                  "--method", "slimupdate"]) == 0
@@ -144,5 +144,5 @@ def test_event_cli_json_output_and_metabase_file(tmp_path: Path, capsys) -> None
     assert main(["event", "8-ary-2", "--route", "ftree", "fail-link", "sw-L1-0001"]) == 2
     assert main(["event", "8-ary-2", "--route", "ftree", "--before", "explode x", "boot", "hca-00003"]) == 2
     mb.write_bytes(b"garbage")
-    assert main(args) == 2
+    assert main(args + ["--force"]) == 2
     assert "not a metabase file" in capsys.readouterr().err
