@@ -578,6 +578,10 @@ def test_reproduce_json_carries_the_scoreboard_rows(tmp_path, capsys, monkeypatc
     assert data["totals"]["overall"]["claims"] == len(data["claims"])
     # again into the folder it wrote: allowed; into a folder of the user's: refused
     assert run(capsys, *argv)[0] == status
+    # a parent folder holding only what reproductions wrote (as `reproduce all` finds out/reproductions)
+    from ibcloud.cli._outputs import check_folder
+
+    check_folder(tmp_path / "out" / "reproductions", "reproduce")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "thesis.csv").write_text("x")
     status, _, err = run(capsys, *argv, "--out", tmp_path / "mine")

@@ -179,8 +179,12 @@ def check_folder(folder: Path, command: str, force: bool = False) -> None:
     """
     if force or not folder.is_dir():
         return
-    entries = [p.name for p in folder.iterdir() if p.name != MARKER]
-    if entries and not _ours(folder, command):
+    if _ours(folder, command):
+        return
+    # Sub-folders the same command wrote (`reproduce delay` into
+    # out/reproductions/delay, then `reproduce all` into out/reproductions) are its own too.
+    entries = [p.name for p in folder.iterdir() if p.name != MARKER and not (p.is_dir() and _ours(p, command))]
+    if entries:
         shown = ", ".join(sorted(entries)[:3]) + (", ..." if len(entries) > 3 else "")
         _refuse(f"{folder}: folder holds files 'ibcloud {command}' did not write ({shown}); "
                                 f"give an empty or new folder, or --force to write into it")

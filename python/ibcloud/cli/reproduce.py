@@ -119,8 +119,9 @@ def _run(args: argparse.Namespace) -> int:
     from ibcloud.campaign import render, run, Store
     from ibcloud.cli._outputs import check_folder, mark_folder
 
-    # OUT is written into (the reproduction's files are copied there): a folder of the user's is refused.
-    command = f"reproduce {args.name}"
+    # OUT is written into (the reproduction's files are copied there): a folder of the user's is refused;
+    # one any reproduction wrote is the command's own (one reproduction, or all of them, may run there again).
+    command = "reproduce"
     check_folder(out, command, force=args.force)
     if args.json and "--json" not in options:
         options = options + ["--json"]  # the reproduction's own result as JSON, stored with the task
@@ -161,6 +162,7 @@ def _run(args: argparse.Namespace) -> int:
             status = ExitStatus.FAILURE
         if files.is_dir():
             shutil.copytree(files, target, dirs_exist_ok=True)
+            mark_folder(target, command)
     mark_folder(out, command)
     if len(names) > 1:
         _scoreboard(frame, out, args.scoreboard, quiet=args.json)
