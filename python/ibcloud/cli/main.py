@@ -88,9 +88,11 @@ class _Version(argparse.Action):
 
 
 def build_parser(only: Optional[str] = "") -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered; with ``only``,
-    just that command's module is imported and the others are stubs that
-    answer ``--help`` at the top level (what :func:`main` uses).
+    """The argument parser with every subcommand registered (``only=""``,
+    the default). With ``only=NAME`` just that command's module is imported
+    and the others are stubs that answer the top-level ``--help``; with
+    ``only=None`` every command is a stub (what :func:`main` uses for
+    ``ibcloud --help`` and an unknown command).
 
     >>> build_parser().parse_args(["topo", "info", "ft648", "--json"]).json
     True
@@ -118,7 +120,7 @@ def _command_of(argv: Sequence[str]) -> Optional[str]:
     """The subcommand named in ``argv`` (the first word that is not an
     option: the top level has no option taking a value), or None."""
     known = {name for _, names in COMMANDS for name in names}
-    for word in argv:
+    for word in map(str, argv):
         if word == "--":
             return None
         if not word.startswith("-"):
