@@ -681,3 +681,17 @@ def test_folder_outputs_refuse_foreign_files_and_rerun_into_their_own(tmp_path, 
     assert run(capsys, *argv, "--out", out)[0] == 0  # its own folder: no --force needed
     assert run(capsys, *argv, "--out", mine, "--force")[0] == 0
     assert (mine / "chapter1.tex").read_text() == "x"
+
+
+def test_run_does_not_replace_fabric_files_it_did_not_write(tmp_path, capsys):
+    # `run --out D` writes D/PRESET.ibcf/.topo/.net/.guid2lid: a user's file of that name is kept.
+    out = tmp_path / "D"
+    out.mkdir()
+    (out / "4-ary-2-full.topo").write_text("my fabric\n")
+    argv = ["run", "--preset", "4-ary-2-full", "--quick", "--scheduler", "inline", "--no-live", "-o", out,
+            "--report", tmp_path / "rep"]
+    status, _, err = run(capsys, *argv)
+    assert_clear(status, err, "4-ary-2-full.topo", "--force")
+    assert (out / "4-ary-2-full.topo").read_text() == "my fabric\n"
+    assert run(capsys, *argv, "--force")[0] == 0
+    assert run(capsys, *argv)[0] == 0  # its own folder now

@@ -104,6 +104,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
               f"migrations well over 5 min{'' if args.quick or not args.ebb_runs else ', then the bandwidth snapshots'}"
               f"); progress lines follow on stderr every {plain_interval():.0f} s", file=sys.stderr)
 
+    _check_fabric_files(args)
     args.out.mkdir(parents=True, exist_ok=True)
     written: List[Tuple[Path, str, str, Optional[str]]] = []
     with progress("writing") as step:
@@ -187,13 +188,43 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     summary_html = "<h2>Summary</h2><ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + \
         f"<li>{html.escape(verdict)}; campaign: {summary.tasks} tasks in {summary.seconds:.1f} s</li></ul>"
     page = render(results, args.report, title=f"ibcloud tour: {args.preset} virtualized cloud",
-                  summary_html=summary_html)
+                  summary_html=summary_html, force=args.force)
     for line in lines:
         print(line)
     print(f"campaign: {summary.tasks} tasks ({summary.ran} ran, {summary.skipped} reused) in {summary.seconds:.1f} s; "
           f"{verdict}; results in {results}")
     print(f"report: {page.resolve()}")
     return status
+
+
+def _check_fabric_files(args: argparse.Namespace) -> None:
+    """The fabric files the tour writes into --out replace nothing it did not
+    write: --out is the tour's own when it carries the tour's mark, or (from
+    before the mark existed) a results store of a tour campaign; otherwise an
+    existing PRESET.ibcf/.topo/.net/.guid2lid is refused unless --force."""
+    from ibcloud.campaign import Store
+    from ibcloud.cli._outputs import MARKER, mark_folder
+
+    def ours() -> bool:
+        import json
+
+        try:
+            if json.loads((args.out / MARKER).read_text()).get("command") == "run":
+                return True
+        except (OSError, ValueError, AttributeError):
+            pass
+        results = args.out / "results"
+        return results.is_dir() and (Store(results).owner() or "").startswith("tour-")
+
+    targets = [args.out / f"{args.preset}.{fmt['extension']}" for fmt in formats() if fmt["can_write"]]
+    targets.append(args.out / f"{args.preset}.guid2lid")
+    if not args.force and not ours():
+        existing = [p.name for p in targets if p.exists()]
+        if existing:
+            raise CampaignError(f"{args.out}: holds {', '.join(existing)}, which ibcloud run did not write; "
+                                "give another --out, or --force to replace them")
+    args.out.mkdir(parents=True, exist_ok=True)
+    mark_folder(args.out, "run")
 
 
 def _live_migration(out: Path) -> Optional[Tuple[str, bool]]:
