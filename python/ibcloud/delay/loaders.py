@@ -544,7 +544,7 @@ def _read_vmtable(path: Path) -> Dict[str, str]:
     return dict(zip(_strings(frame, "vmid"), _strings(frame, "vmcorecountbucket")))
 
 
-@checked_ints(vcpus=(1, 2**31 - 1))
+@checked_ints  # vcpus=0 gets the DelayParameterError below
 def read_azure(path: PathLike, vmtable: Optional[PathLike] = None, vcpus: Optional[int] = None,
                bad_vms: str = "error") -> Trace:
     """Reads Azure public VM CPU readings (a file or a directory of
@@ -659,7 +659,7 @@ def detect_layout(path: PathLike) -> str:
                      f"({', '.join(LAYOUTS)})")
 
 
-@checked_ints(vcpus=(1, 2**31 - 1))
+@checked_ints  # vcpus=0 gets the DelayParameterError below
 def read_trace(path: PathLike, layout: Optional[str] = None, *, vmtable: Optional[PathLike] = None,
                vcpus: Optional[int] = None, bad_vms: str = "error") -> Trace:
     """Reads a trace in any known layout (guessed when ``layout`` is None).

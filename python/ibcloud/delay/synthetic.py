@@ -115,7 +115,7 @@ def _vcpus(params: SyntheticParams, n_vms: Optional[int], rng: np.random.Generat
     return rng.permutation(mix)
 
 
-@checked_ints(days=(1, 2**31 - 1), interval_minutes=(1, 2**31 - 1))
+@checked_ints  # 0 and other bad values get the DelayParameterError below
 def synthetic_trace(
     seed: int = 0,
     days: int = 13,
