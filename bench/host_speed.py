@@ -72,7 +72,7 @@ def g_testbed(seconds: float = 60.0, mode: str = "fluid") -> dict:
     # Nectere, 64 KB; the server's compute is G's 212 us variant less the
     # transfers (chosen, not fitted: 64 KB at 4 GB/s each way ≈ 2 × 17 us).
     wls.append({"kind": "nectere", "vm": "nectere-client", "peer": "nectere-server", "size": "64k",
-                "service": "178us", "start": f"{min(31.0, seconds / 2 + 1)}s"})
+                "service": "178us", "start": f"{min(31.0, seconds / 2 + min(1.0, seconds / 10))}s"})
     return {"duration": f"{seconds}s", "sample-interval": "1s",
             "fabric": {"link": "4xQDR", "mtu": 2048},
             "hosts": hosts, "vms": vms, "workloads": wls}
@@ -105,6 +105,31 @@ def run_g(seconds: float, mode: str) -> dict:
     }
 
 
+def g_compare(seconds: float) -> list:
+    """The G case on a short window at both time scales (equal work, one
+    process): TeraSort and HPL volume, HPL step time, Nectere's latency
+    distribution — the fluid mode checked against packet level where
+    flows from several hosts meet."""
+    rows = []
+    for mode in ("packet", "fluid"):
+        t0 = time.perf_counter()
+        r = run(g_testbed(seconds, mode))
+        wall = time.perf_counter() - t0
+        w, lat = r.workloads(), r.latencies()
+        n = lat[lat["vm"] == "nectere-client"]["latency_us"]
+        hpl = lat[lat["vm"].str.contains("hpl")]["latency_us"]
+        rows.append({
+            "case": f"G testbed, {seconds:g} s window", "bulk_mode": mode, "wall_s": wall, "events": r.events,
+            "terasort_mib": float(w[w["kind"] == "terasort"]["bytes"].sum() / 2**20),
+            "hpl_steps": int(w[w["kind"] == "hpl"]["completed"].sum()),
+            "hpl_step_ms_mean": float(hpl.mean() / 1e3) if len(hpl) else None,
+            "nectere_requests": int(len(n)),
+            **{f"nectere_us_{k}": float(v) for k, v in
+               (("mean", n.mean()), ("p50", n.quantile(0.5)), ("p90", n.quantile(0.9)), ("p99", n.quantile(0.99)))},
+        })
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=10.0, help="simulated seconds (default 10)")
@@ -116,10 +141,15 @@ def main() -> None:
     ap.add_argument("--g-seconds", type=float, default=60.0, help="simulated seconds of the G case (default 60)")
     ap.add_argument("--g-mode", default="fluid", choices=["fluid", "packet"],
                     help="time scale of TeraSort and HPL traffic in the G case (default fluid)")
+    ap.add_argument("--g-compare", type=float, metavar="SECONDS",
+                    help="run the G case for SECONDS at packet level and with fluid bulk flows, side by side")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     results = []
-    if a.g_testbed:
+    if a.g_compare:
+        results += g_compare(a.g_compare)
+        a.modes = ""
+    elif a.g_testbed:
         results.append(run_g(a.g_seconds, a.g_mode))
         a.modes = ""
     for mode in [m for m in a.modes.split(",") if m]:
