@@ -242,3 +242,62 @@ fn a_requester_that_is_also_an_earlier_workloads_peer_keeps_its_own_start() {
     assert!(y.start_s >= 0.1, "{y:?}");
     assert!(r.workloads[0].start_s < 0.01);
 }
+
+/// Read, Send and a 2-level fat-tree (paths through three switches): the
+/// bulk flow fluid or not, a Nectere client packet-level beside it.
+fn variety(mode: &str, kind: &str, preset: bool) -> RunResult {
+    // On 4-ary-2 (16 HCAs, 4 per leaf switch) the peers sit on hosts 5 and
+    // 6, under another leaf than host 0: paths of 4 links and 3 switches.
+    let (fabric, hosts, b, c) = if preset {
+        let names: Vec<String> = (0..7).map(|i| format!(r#"{{"name": "H{i}"}}"#)).collect();
+        (
+            r#""fabric": {"preset": "4-ary-2"},"#,
+            names.join(", "),
+            "H5",
+            "H6",
+        )
+    } else {
+        (
+            "",
+            r#"{"name": "H0"}, {"name": "B"}, {"name": "C"}"#.to_string(),
+            "B",
+            "C",
+        )
+    };
+    run(&format!(
+        r#"{{"duration": "60ms", {fabric} "hosts": [{hosts}],
+        "vms": [{{"name": "bulk", "host": "H0"}}, {{"name": "small", "host": "H0"}},
+                {{"name": "s1", "host": "{b}"}}, {{"name": "s2", "host": "{c}"}}],
+        "workloads": [{{"kind": "{kind}", "vm": "bulk", "peer": "s1", "size": "1M", "depth": 8,
+                        "mode": "{mode}"}},
+                      {{"kind": "nectere", "vm": "small", "peer": "s2", "size": "64k"}}]}}"#
+    ))
+}
+
+#[test]
+fn read_send_and_a_fat_tree_match_packet_level() {
+    for (kind, preset) in [("rdma-read", false), ("send", false), ("rdma-write", true)] {
+        let (p, f) = (
+            variety("packet", kind, preset),
+            variety("fluid", kind, preset),
+        );
+        for i in 0..2 {
+            let (a, b) = (&p.workloads[i], &f.workloads[i]);
+            println!(
+                "{kind} preset={preset} {}: packet {:.1}, fluid {:.1} MiB/s",
+                a.vm, a.hw_mib_s, b.hw_mib_s
+            );
+            assert!(within(b.hw_mib_s, a.hw_mib_s, 0.05));
+        }
+        let (lp, lf) = (latencies(&p, "small"), latencies(&f, "small"));
+        for q in [0.5, 0.9] {
+            let (a, b) = (quantile(lp.clone(), q), quantile(lf.clone(), q));
+            println!(
+                "  latency q{q}: packet {:.1} us, fluid {:.1} us",
+                a / 1e6,
+                b / 1e6
+            );
+            assert!(within(b, a, 0.10), "{kind} q{q}: fluid {b} vs packet {a}");
+        }
+    }
+}
