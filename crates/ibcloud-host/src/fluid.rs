@@ -31,6 +31,29 @@
 
 use crate::Time;
 
+/// How the capacity of a link is divided among the flows crossing it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ShareRule {
+    /// As the hardware arbitrates (the default): per-packet round robin
+    /// among queue pairs at an HCA's port; at a switch output, round robin
+    /// among the input ports, and within one input port (a FIFO) in
+    /// proportion to what each flow brings. Found by iterating every link's
+    /// allocation against the others' to a fixed point.
+    #[default]
+    Arbitration,
+    /// Max-min fair per flow (progressive filling), whatever the input port.
+    MaxMin,
+}
+
+/// An arbitration group on a link: flows entering by the same input.
+#[derive(Debug)]
+struct Group {
+    key: usize,
+    demand: f64,
+    /// (flow, position of the link in its path, its demand).
+    members: Vec<(usize, usize, f64)>,
+}
+
 /// One participant's standing in the fluid model.
 #[derive(Clone, Debug, Default)]
 pub struct FlowShare {
@@ -40,10 +63,13 @@ pub struct FlowShare {
     pub fluid: bool,
     /// Has work outstanding (takes part in the sharing).
     pub active: bool,
-    /// Max-min share, wire bytes per ps (0 when inactive).
+    /// Share, wire bytes per ps (0 when inactive).
     pub rate: f64,
-    /// The link that fixed the share (where the flow was frozen).
+    /// The link that fixed the share.
     pub bottleneck: usize,
+    /// Packet-level flows: the share the flow would have without the fluid
+    /// flows — what netsim, which does not see them, gives it.
+    pub alone: f64,
 }
 
 /// Link capacities and the flows that cross them.
@@ -53,31 +79,58 @@ pub struct Sharing {
     pub capacity: Vec<f64>,
     /// Every flow (indexed like netsim's flows).
     pub flows: Vec<FlowShare>,
+    /// The sharing rule.
+    pub rule: ShareRule,
 }
 
 impl Sharing {
-    /// Max-min fair shares of the active flows by progressive filling:
-    /// repeatedly the link with the smallest equal share among its unfrozen
-    /// flows fixes that share for them.
+    /// Every active flow's share (and, for packet-level flows, the share
+    /// without the fluid flows), by the sharing rule.
     ///
     /// ```
-    /// use ibcloud_host::fluid::{FlowShare, Sharing};
+    /// use ibcloud_host::fluid::{FlowShare, ShareRule, Sharing};
     /// let f = |path: Vec<usize>| FlowShare { path, active: true, ..Default::default() };
     /// // Link 0 (capacity 1) carries flows 0 and 1; link 1 (capacity 1) flows 1 and 2,
     /// // link 2 (capacity 0.2) only flow 2.
-    /// let mut s = Sharing { capacity: vec![1.0, 1.0, 0.2], flows: vec![f(vec![0]), f(vec![0, 1]), f(vec![1, 2])] };
+    /// let mut s = Sharing { capacity: vec![1.0, 1.0, 0.2], flows: vec![f(vec![0]), f(vec![0, 1]), f(vec![1, 2])],
+    ///                       rule: ShareRule::MaxMin };
     /// s.solve();
     /// let r: Vec<f64> = s.flows.iter().map(|x| (x.rate * 100.0).round() / 100.0).collect();
     /// assert_eq!(r, vec![0.5, 0.5, 0.2]);
+    /// // Incast: two flows from host A's link 0, one from host B's link 1, all into link 2.
+    /// let mut s = Sharing { capacity: vec![1.0; 3], flows: vec![f(vec![0, 2]), f(vec![0, 2]), f(vec![1, 2])],
+    ///                       rule: ShareRule::Arbitration };
+    /// s.solve();
+    /// let r: Vec<f64> = s.flows.iter().map(|x| (x.rate * 100.0).round() / 100.0).collect();
+    /// assert_eq!(r, vec![0.25, 0.25, 0.5]);   // the switch serves its two inputs equally
+    /// s.rule = ShareRule::MaxMin;
+    /// s.solve();
+    /// assert!((s.flows[2].rate - 1.0 / 3.0).abs() < 1e-9);
     /// ```
     pub fn solve(&mut self) {
+        let all = self.shares(&|f: &FlowShare| f.active);
+        let alone = self.shares(&|f: &FlowShare| f.active && !f.fluid);
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            (f.rate, f.bottleneck) = all[i];
+            f.alone = alone[i].0;
+        }
+    }
+
+    fn shares(&self, include: &dyn Fn(&FlowShare) -> bool) -> Vec<(f64, usize)> {
+        match self.rule {
+            ShareRule::MaxMin => self.max_min(include),
+            ShareRule::Arbitration => self.arbitration(include),
+        }
+    }
+
+    /// Progressive filling: repeatedly the link with the smallest equal
+    /// share among its unfrozen flows fixes that share for them.
+    fn max_min(&self, include: &dyn Fn(&FlowShare) -> bool) -> Vec<(f64, usize)> {
         let nl = self.capacity.len();
         let mut left = self.capacity.clone();
         let mut count = vec![0usize; nl];
-        let mut frozen: Vec<bool> = self.flows.iter().map(|f| !f.active).collect();
-        for f in &mut self.flows {
-            f.rate = 0.0;
-        }
+        let mut frozen: Vec<bool> = self.flows.iter().map(|f| !include(f)).collect();
+        let mut out = vec![(0.0, 0); self.flows.len()];
         for (i, f) in self.flows.iter().enumerate() {
             if !frozen[i] {
                 for &l in &f.path {
@@ -96,19 +149,118 @@ impl Sharing {
                 }
             }
             let Some((share, link)) = best else { break };
-            for (fl, fz) in self.flows.iter_mut().zip(frozen.iter_mut()) {
+            for ((fl, fz), o) in self.flows.iter().zip(frozen.iter_mut()).zip(out.iter_mut()) {
                 if *fz || !fl.path.contains(&link) {
                     continue;
                 }
                 *fz = true;
-                fl.rate = share;
-                fl.bottleneck = link;
+                *o = (share, link);
                 for &l in &fl.path {
                     left[l] -= share;
                     count[l] -= 1;
                 }
             }
         }
+        out
+    }
+
+    /// The arbitration's shares: every link divides its capacity among its
+    /// arbitration groups (the first link of a path: each flow its own
+    /// group, an HCA's queue pairs; later links: the flows entering by the
+    /// same previous link) by water-filling on the groups' demands, and a
+    /// group's allocation among its flows in proportion to their demands; a
+    /// flow's demand on a link is the least its other links allow. Iterated
+    /// (links in turn) until no allocation moves by more than 1e-9.
+    fn arbitration(&self, include: &dyn Fn(&FlowShare) -> bool) -> Vec<(f64, usize)> {
+        let nl = self.capacity.len();
+        let mut on: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nl];
+        for (i, f) in self.flows.iter().enumerate() {
+            if include(f) {
+                for (k, &l) in f.path.iter().enumerate() {
+                    on[l].push((i, k));
+                }
+            }
+        }
+        let mut alloc: Vec<Vec<f64>> = self
+            .flows
+            .iter()
+            .map(|f| vec![f64::INFINITY; f.path.len()])
+            .collect();
+        let mut groups: Vec<Group> = Vec::new();
+        for _ in 0..200 {
+            let mut moved = 0.0f64;
+            for (l, members) in on.iter().enumerate() {
+                if members.is_empty() {
+                    continue;
+                }
+                let cap = self.capacity[l];
+                groups.clear();
+                for &(i, k) in members {
+                    let offered = alloc[i]
+                        .iter()
+                        .enumerate()
+                        .filter(|&(k2, _)| k2 != k)
+                        .map(|(_, &a)| a)
+                        .fold(cap, f64::min);
+                    let key = if k == 0 {
+                        usize::MAX - i
+                    } else {
+                        self.flows[i].path[k - 1]
+                    };
+                    match groups.iter_mut().find(|g| g.key == key) {
+                        Some(g) => {
+                            g.demand += offered;
+                            g.members.push((i, k, offered));
+                        }
+                        None => groups.push(Group {
+                            key,
+                            demand: offered,
+                            members: vec![(i, k, offered)],
+                        }),
+                    }
+                }
+                groups.sort_by(|a, b| a.demand.total_cmp(&b.demand));
+                let mut left = cap;
+                let n = groups.len();
+                for (gi, g) in groups.iter().enumerate() {
+                    let share = left / (n - gi) as f64;
+                    let a = g.demand.min(share);
+                    left -= a;
+                    for &(i, k, offered) in &g.members {
+                        let new = if g.demand > 0.0 {
+                            a * offered / g.demand
+                        } else {
+                            0.0
+                        };
+                        let old = alloc[i][k];
+                        moved = moved.max(if old.is_finite() {
+                            (new - old).abs()
+                        } else {
+                            f64::INFINITY
+                        });
+                        alloc[i][k] = new;
+                    }
+                }
+            }
+            if moved <= 1e-9 * self.capacity.iter().cloned().fold(0.0, f64::max) {
+                break;
+            }
+        }
+        self.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if !include(f) || f.path.is_empty() {
+                    return (0.0, 0);
+                }
+                let (k, &r) = alloc[i]
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| a.1.total_cmp(b.1))
+                    .expect("a path");
+                (r, f.path[k])
+            })
+            .collect()
     }
 
     /// Whether an active fluid flow crosses any link of flow `f`'s path.
@@ -119,28 +271,24 @@ impl Sharing {
             .any(|g| g.fluid && g.active && g.path.iter().any(|l| path.contains(l)))
     }
 
-    /// Active packet-level flows crossing link `l`.
-    pub fn packet_flows_on(&self, l: usize) -> usize {
-        self.flows
-            .iter()
-            .filter(|g| !g.fluid && g.active && g.path.contains(&l))
-            .count()
-    }
-
     /// When a packet-level message of `wire` bytes of flow `f`, at the head
     /// of its pacer at `now`, is handed to netsim, given the flow's previous
     /// virtual finish `vfinish` (updated): `(post time, new virtual finish)`.
-    /// Without fluid traffic on the path it goes at once.
+    /// Without fluid traffic on the path it goes at once. It ends `wire /
+    /// rate` after it starts; netsim alone takes `wire / alone` of that.
     pub fn pace(&self, f: usize, now: Time, vfinish: Time, wire: f64) -> (Time, Time) {
         let fl = &self.flows[f];
         if !self.fluid_on_path(f) || fl.rate <= 0.0 {
             return (now, now);
         }
-        let b = fl.bottleneck;
-        let n = self.packet_flows_on(b).max(1) as f64;
+        let alone = if fl.alone > 0.0 {
+            fl.alone
+        } else {
+            self.capacity[fl.bottleneck]
+        };
         let start = now.max(vfinish);
         let finish = start + (wire / fl.rate).ceil() as Time;
-        let in_netsim = (wire * n / self.capacity[b]).ceil() as Time;
+        let in_netsim = (wire / alone).ceil() as Time;
         (finish.saturating_sub(in_netsim).max(now), finish)
     }
 }
@@ -164,6 +312,7 @@ mod tests {
         let mut s = Sharing {
             capacity: vec![1.0, 1.0],
             flows: vec![flow(vec![0, 1], true), flow(vec![0, 1], false)],
+            ..Default::default()
         };
         s.solve();
         assert!((s.flows[0].rate - 0.5).abs() < 1e-12);
@@ -181,6 +330,7 @@ mod tests {
         let mut s = Sharing {
             capacity: vec![1.0],
             flows: vec![flow(vec![0], false), flow(vec![0], false)],
+            ..Default::default()
         };
         s.solve();
         assert_eq!(s.pace(0, 7, 0, 1000.0), (7, 7));
@@ -191,6 +341,7 @@ mod tests {
         let mut s = Sharing {
             capacity: vec![1.0],
             flows: vec![flow(vec![0], true), flow(vec![0], false)],
+            ..Default::default()
         };
         s.flows[1].active = false;
         s.solve();

@@ -101,6 +101,9 @@ pub struct FabricOptions {
     pub preset: Option<String>,
     /// Routing engine for `preset`. Default `ftree`.
     pub route: String,
+    /// How fluid flows share links (`fluid.rs`): `arbitration` (default; as
+    /// the HCA and the switch arbitrate) or `max-min` (per flow).
+    pub fluid_share: String,
 }
 
 impl Default for FabricOptions {
@@ -113,6 +116,7 @@ impl Default for FabricOptions {
             switch_latency: "100ns".into(),
             preset: None,
             route: "ftree".into(),
+            fluid_share: "arbitration".into(),
         }
     }
 }
@@ -544,6 +548,15 @@ impl Scenario {
             return err(
                 "fabric.link",
                 format!("'{}' is not a link rate like 4xSDR", self.fabric.link),
+            );
+        }
+        if !["arbitration", "max-min"].contains(&self.fabric.fluid_share.as_str()) {
+            return err(
+                "fabric.fluid-share",
+                format!(
+                    "unknown rule '{}' (arbitration, max-min)",
+                    self.fabric.fluid_share
+                ),
             );
         }
         dur("fabric.link-delay", &self.fabric.link_delay)?;

@@ -16,7 +16,7 @@
 //! network goes first. Everything is deterministic.
 
 use crate::cq::{CqRing, Opcode};
-use crate::fluid::{FlowShare, Sharing};
+use crate::fluid::{FlowShare, ShareRule, Sharing};
 use crate::program::{
     Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, Rounds, Wr, WrKind,
 };
@@ -760,7 +760,15 @@ impl World {
                 })
                 .collect();
             Box::new(FluidState {
-                share: Sharing { capacity, flows },
+                share: Sharing {
+                    capacity,
+                    flows,
+                    rule: if sc.fabric.fluid_share == "max-min" {
+                        ShareRule::MaxMin
+                    } else {
+                        ShareRule::Arbitration
+                    },
+                },
                 queue: vec![VecDeque::new(); n],
                 in_flight: vec![VecDeque::new(); n],
                 gen: vec![0; n],
