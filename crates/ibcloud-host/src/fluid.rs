@@ -49,9 +49,10 @@ pub enum ShareRule {
 #[derive(Debug)]
 struct Group {
     key: usize,
+    /// What its flows bring together.
     demand: f64,
-    /// (flow, position of the link in its path, its demand).
-    members: Vec<(usize, usize, f64)>,
+    /// What the link gives it.
+    share: f64,
 }
 
 /// One participant's standing in the fluid model.
@@ -109,7 +110,12 @@ impl Sharing {
     /// ```
     pub fn solve(&mut self) {
         let all = self.shares(&|f: &FlowShare| f.active);
-        let alone = self.shares(&|f: &FlowShare| f.active && !f.fluid);
+        // Shares without the fluid flows: only packet-level flows need them.
+        let alone = if self.flows.iter().any(|f| f.active && !f.fluid) {
+            self.shares(&|f: &FlowShare| f.active && !f.fluid)
+        } else {
+            vec![(0.0, 0); self.flows.len()]
+        };
         for (i, f) in self.flows.iter_mut().enumerate() {
             (f.rate, f.bottleneck) = all[i];
             f.alone = alone[i].0;
@@ -172,7 +178,17 @@ impl Sharing {
     /// flow's demand on a link is the least its other links allow. Iterated
     /// (links in turn) until no allocation moves by more than 1e-9.
     fn arbitration(&self, include: &dyn Fn(&FlowShare) -> bool) -> Vec<(f64, usize)> {
+        // Flat buffers, allocated once per solve: alloc[first[i] + k] is flow
+        // i's allocation on the k-th link of its path.
         let nl = self.capacity.len();
+        let mut first = Vec::with_capacity(self.flows.len() + 1);
+        let mut total = 0;
+        for f in &self.flows {
+            first.push(total);
+            total += f.path.len();
+        }
+        first.push(total);
+        let mut alloc = vec![f64::INFINITY; total];
         let mut on: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nl];
         for (i, f) in self.flows.iter().enumerate() {
             if include(f) {
@@ -181,12 +197,10 @@ impl Sharing {
                 }
             }
         }
-        let mut alloc: Vec<Vec<f64>> = self
-            .flows
-            .iter()
-            .map(|f| vec![f64::INFINITY; f.path.len()])
-            .collect();
+        let maxcap = self.capacity.iter().cloned().fold(0.0, f64::max);
+        let (mut offered, mut member_group) = (Vec::new(), Vec::new());
         let mut groups: Vec<Group> = Vec::new();
+        let mut order: Vec<usize> = Vec::new();
         for _ in 0..200 {
             let mut moved = 0.0f64;
             for (l, members) in on.iter().enumerate() {
@@ -195,8 +209,11 @@ impl Sharing {
                 }
                 let cap = self.capacity[l];
                 groups.clear();
+                offered.clear();
+                member_group.clear();
                 for &(i, k) in members {
-                    let offered = alloc[i]
+                    let mine = &alloc[first[i]..first[i + 1]];
+                    let o = mine
                         .iter()
                         .enumerate()
                         .filter(|&(k2, _)| k2 != k)
@@ -207,42 +224,49 @@ impl Sharing {
                     } else {
                         self.flows[i].path[k - 1]
                     };
-                    match groups.iter_mut().find(|g| g.key == key) {
-                        Some(g) => {
-                            g.demand += offered;
-                            g.members.push((i, k, offered));
+                    let g = match groups.iter().position(|g| g.key == key) {
+                        Some(g) => g,
+                        None => {
+                            groups.push(Group {
+                                key,
+                                demand: 0.0,
+                                share: 0.0,
+                            });
+                            groups.len() - 1
                         }
-                        None => groups.push(Group {
-                            key,
-                            demand: offered,
-                            members: vec![(i, k, offered)],
-                        }),
-                    }
+                    };
+                    groups[g].demand += o;
+                    offered.push(o);
+                    member_group.push(g);
                 }
-                groups.sort_by(|a, b| a.demand.total_cmp(&b.demand));
+                // Water-filling over the groups, smallest demand first.
+                order.clear();
+                order.extend(0..groups.len());
+                order.sort_by(|&a, &b| groups[a].demand.total_cmp(&groups[b].demand));
                 let mut left = cap;
-                let n = groups.len();
-                for (gi, g) in groups.iter().enumerate() {
-                    let share = left / (n - gi) as f64;
-                    let a = g.demand.min(share);
+                for (n, &g) in order.iter().enumerate() {
+                    let share = left / (order.len() - n) as f64;
+                    let a = groups[g].demand.min(share);
+                    groups[g].share = a;
                     left -= a;
-                    for &(i, k, offered) in &g.members {
-                        let new = if g.demand > 0.0 {
-                            a * offered / g.demand
-                        } else {
-                            0.0
-                        };
-                        let old = alloc[i][k];
-                        moved = moved.max(if old.is_finite() {
-                            (new - old).abs()
-                        } else {
-                            f64::INFINITY
-                        });
-                        alloc[i][k] = new;
-                    }
+                }
+                for (m, &(i, k)) in members.iter().enumerate() {
+                    let g = &groups[member_group[m]];
+                    let new = if g.demand > 0.0 {
+                        g.share * offered[m] / g.demand
+                    } else {
+                        0.0
+                    };
+                    let old = alloc[first[i] + k];
+                    moved = moved.max(if old.is_finite() {
+                        (new - old).abs()
+                    } else {
+                        f64::INFINITY
+                    });
+                    alloc[first[i] + k] = new;
                 }
             }
-            if moved <= 1e-9 * self.capacity.iter().cloned().fold(0.0, f64::max) {
+            if moved <= 1e-9 * maxcap {
                 break;
             }
         }
@@ -253,7 +277,7 @@ impl Sharing {
                 if !include(f) || f.path.is_empty() {
                     return (0.0, 0);
                 }
-                let (k, &r) = alloc[i]
+                let (k, &r) = alloc[first[i]..first[i + 1]]
                     .iter()
                     .enumerate()
                     .min_by(|a, b| a.1.total_cmp(b.1))
