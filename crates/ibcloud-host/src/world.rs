@@ -182,6 +182,9 @@ struct Host {
     engine: VecDeque<NetMsg>,
     engine_busy: bool,
     vms: Vec<usize>,
+    /// The scheduler's `poll_at`, refreshed by `sync` after every call
+    /// that changes the scheduler (the run loop reads it per event).
+    next_poll: Time,
 }
 
 /// One row of the per-VM time series.
@@ -495,6 +498,7 @@ impl World {
                     engine: VecDeque::new(),
                     engine_busy: false,
                     vms: Vec::new(),
+                    next_poll: Time::MAX,
                 }
             })
             .collect();
@@ -865,11 +869,14 @@ impl World {
             self.controllers = ctl;
             self.push(first, Ev::Control { c });
         }
+        for h in &mut self.hosts {
+            h.next_poll = h.sched.poll_at();
+        }
         loop {
             let sched_t = self
                 .hosts
                 .iter()
-                .map(|h| h.sched.poll_at())
+                .map(|h| h.next_poll)
                 .min()
                 .unwrap_or(Time::MAX);
             let heap_t = self.heap.peek().map(|r| r.0 .0).unwrap_or(Time::MAX);
@@ -893,7 +900,7 @@ impl World {
             }
             if sched_t <= t {
                 for h in 0..self.hosts.len() {
-                    if self.hosts[h].sched.poll_at() <= t {
+                    if self.hosts[h].next_poll <= t {
                         self.hosts[h].sched.poll(t);
                         self.sync(h);
                     }
@@ -1108,6 +1115,7 @@ impl World {
                 _ => {}
             }
         }
+        self.hosts[h].next_poll = self.hosts[h].sched.poll_at();
     }
 
     /// Charges the CPU a running VM used since `run_start` to its op.
