@@ -11,7 +11,7 @@
 #   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
 #   make bench-reconfig  Papers III/IV reconfiguration on ft11664 vs a full ftree route
 #   make bench-netsim  packet simulator speed on ft648 (BOOKSIM=path adds BookSim2 side by side)
-#   make bench-host    virtualized-host simulator speed (F testbed, two VMs, 10 s simulated)
+#   make bench-host    virtualized-host simulator speed (F testbed, two VMs, 10 s; G's 8 hosts, 60 s)
 #   make bench-vswitch FTreeMinRC marking, one migration on ft11664, the Fig. 8 campaign (sampled)
 #   make bench-sm   ibcloud's SM vs OpenSM on ibsim: bring-up and one link failure on ft648 (SMPs, seconds)
 #   make clean  remove build products, the venv and ./out
@@ -70,6 +70,7 @@ bench-vswitch: build
 	$(VPY) bench/vswitch_speed.py
 bench-host: build
 	$(VPY) bench/host_speed.py
+	$(VPY) bench/host_speed.py --g-testbed
 bench-sm: system-deps build
 	$(VPY) bench/sm_vs_opensm.py --presets ft648 --engines ftree minhop --link-failure
 

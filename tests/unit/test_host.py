@@ -20,7 +20,7 @@ def _doc_examples():
 
 def test_docs_have_an_example_per_workload():
     kinds = {m for ex in _doc_examples() for m in re.findall(r'kind = "([a-z\-]+)"', ex)}
-    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon"} <= kinds
+    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon", "terasort", "mrbench", "hpl"} <= kinds
 
 
 @pytest.mark.parametrize("text", _doc_examples())
@@ -166,3 +166,42 @@ def test_memory_budget_stops_the_run(tmp_path, capsys):
     p = _write(tmp_path, text)
     assert main(["host", "run", str(p)]) == 2
     assert "max-samples" in capsys.readouterr().err
+
+
+def test_tour_runs_both_reproductions_at_a_labelled_reduced_size():
+    import argparse
+
+    import pandas as pd
+
+    from ibcloud.cli.run import TOUR_REPRODUCTIONS, _reproduction_lines, _tour_campaign, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    text = _tour_campaign(parser.parse_args(["run"]))
+    assert 'reproduction = "ibmon"' in text and 'reproduction = "thrashing"' in text
+    assert "reproduce" not in _tour_campaign(parser.parse_args(["run", "--no-reproductions"]))
+    frame = pd.DataFrame([{"experiment": "reproduce-ibmon", "record": "summary", "status": 1,
+                           "output": "F R1 ...\n\nScoreboard (ibmon): every claim\n  R1 ...\n1 claim: 0 reproduced"},
+                          {"experiment": "reproduce-thrashing", "record": "summary", "status": 0,
+                           "output": "no board"}])
+    lines, missed = _reproduction_lines(frame)
+    assert missed == 1
+    assert lines[0].startswith("reproduce ibmon at the tour's reduced size (" + " ".join(TOUR_REPRODUCTIONS["ibmon"]))
+    assert "Scoreboard (ibmon)" in lines[0] and "F R1" not in lines[0]
+    assert "(no scoreboard printed)" in lines[1]
+
+
+def test_fluid_mode_and_skeletons_in_a_scenario():
+    text = EXAMPLE.replace('kind = "rdma-write"', 'kind = "hpl"\nmode = "fluid"\niterations = 2').replace(
+        "depth = 16", "depth = 8").replace('size = "64k"\n', "").replace('"50ms"', '"200ms"')
+    r = run(Scenario.from_text(text, "s.toml"))
+    w = r.workloads().iloc[0]
+    assert w["completed"] == 2
+    assert len(r.latencies()) == 2   # one record per round
+
+
+def test_fluid_mode_errors_name_the_line(tmp_path, capsys):
+    p = _write(tmp_path, EXAMPLE.replace('kind = "rdma-write"', 'kind = "rdma-write"\nmode = "fluidish"'))
+    assert main(["host", "run", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"\.toml:\d+: workloads\[0\]\.mode: unknown mode 'fluidish'", err), err

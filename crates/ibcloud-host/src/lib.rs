@@ -15,6 +15,7 @@ pub mod sched;
 pub type Time = ibcloud_netsim::time::Time;
 
 pub mod cq;
+pub mod fluid;
 pub mod program;
 pub mod scenario;
 pub mod view;

@@ -362,3 +362,130 @@ impl Program for NectereServer {
         Op::Poll
     }
 }
+
+/// A round-based skeleton (G's Hadoop TeraSort / MRBench and HPL; see
+/// docs/host.md for each one's parameters): every round computes
+/// `before` (map, DGEMM), then RDMA-Writes `messages` messages of `bytes`
+/// to the peer with `depth` outstanding and `per_message` of compute after
+/// each completion (merge), waits for all, computes `after` (reduce);
+/// `rounds` rounds (0 = until `stop`). A round's duration is logged as its
+/// latency (job run time).
+#[derive(Debug)]
+pub struct Rounds {
+    qp: u32,
+    bytes: u32,
+    /// Compute at the start of a round.
+    pub before: Time,
+    /// Messages per round.
+    pub messages: u64,
+    /// Outstanding messages.
+    pub depth: u32,
+    /// Compute after each completion.
+    pub per_message: Time,
+    /// Compute at the end of a round.
+    pub after: Time,
+    /// Rounds (0 = until `stop`).
+    pub rounds: u64,
+    /// No new round starts at or after this time.
+    pub stop: Time,
+    round: u64,
+    stage: u8,
+    round_start: Time,
+    posted: u64,
+    done: u64,
+    owed: u64,
+}
+
+impl Rounds {
+    /// A skeleton on `qp` (see the fields).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        qp: u32,
+        bytes: u32,
+        before: Time,
+        messages: u64,
+        depth: u32,
+        per_message: Time,
+        after: Time,
+        rounds: u64,
+        stop: Time,
+    ) -> Self {
+        Self {
+            qp,
+            bytes,
+            before,
+            messages,
+            depth: depth.max(1),
+            per_message,
+            after,
+            rounds,
+            stop,
+            round: 0,
+            stage: 0,
+            round_start: 0,
+            posted: 0,
+            done: 0,
+            owed: 0,
+        }
+    }
+}
+
+impl Program for Rounds {
+    fn next(&mut self, now: Time, cqes: &[Cqe], log: &mut ProgramLog) -> Op {
+        for c in cqes {
+            if c.qp == self.qp && c.opcode != Opcode::Recv {
+                self.done += 1;
+                self.owed += 1;
+            }
+        }
+        loop {
+            match self.stage {
+                // Start a round: compute `before`.
+                0 => {
+                    if (self.rounds > 0 && self.round >= self.rounds) || now >= self.stop {
+                        return Op::Done;
+                    }
+                    self.round_start = now;
+                    self.posted = 0;
+                    self.done = 0;
+                    self.owed = 0;
+                    self.stage = 1;
+                    if self.before > 0 {
+                        return Op::Compute(self.before);
+                    }
+                }
+                // Communicate: keep `depth` writes outstanding.
+                1 => {
+                    if self.owed > 0 && self.per_message > 0 {
+                        self.owed -= 1;
+                        return Op::Compute(self.per_message);
+                    }
+                    self.owed = 0;
+                    if self.posted < self.messages && self.posted - self.done < self.depth as u64 {
+                        self.posted += 1;
+                        log.last_post = now;
+                        return Op::Post(Wr {
+                            qp: self.qp,
+                            kind: WrKind::Write,
+                            bytes: self.bytes,
+                        });
+                    }
+                    if self.done < self.messages {
+                        return Op::Poll;
+                    }
+                    self.stage = 2;
+                    if self.after > 0 {
+                        return Op::Compute(self.after);
+                    }
+                }
+                // Round finished.
+                _ => {
+                    self.round += 1;
+                    log.completed += 1;
+                    log.latencies.push((now, now - self.round_start));
+                    self.stage = 0;
+                }
+            }
+        }
+    }
+}

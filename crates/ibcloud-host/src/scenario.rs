@@ -101,6 +101,9 @@ pub struct FabricOptions {
     pub preset: Option<String>,
     /// Routing engine for `preset`. Default `ftree`.
     pub route: String,
+    /// How fluid flows share links (`fluid.rs`): `arbitration` (default; as
+    /// the HCA and the switch arbitrate) or `max-min` (per flow).
+    pub fluid_share: String,
 }
 
 impl Default for FabricOptions {
@@ -113,6 +116,7 @@ impl Default for FabricOptions {
             switch_latency: "100ns".into(),
             preset: None,
             route: "ftree".into(),
+            fluid_share: "arbitration".into(),
         }
     }
 }
@@ -254,7 +258,9 @@ fn default_poll() -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct WorkloadOptions {
-    /// `rdma-write`, `rdma-read`, `send` (microbenchmarks) or `nectere`.
+    /// `rdma-write`, `rdma-read`, `send` (microbenchmarks), `nectere`, or
+    /// a round-based skeleton of G: `terasort`, `mrbench`, `hpl`
+    /// ([`Skeleton`]).
     pub kind: String,
     /// Name (default `kind@vm`).
     #[serde(default)]
@@ -263,9 +269,9 @@ pub struct WorkloadOptions {
     pub vm: String,
     /// The peer VM (responder, receiver or Nectere server), on another host.
     pub peer: String,
-    /// Message (request) size.
-    #[serde(default = "default_size")]
-    pub size: Bytes,
+    /// Message (request) size. Default 64 KB (a skeleton: its own).
+    #[serde(default)]
+    pub size: Option<Bytes>,
     /// Requests to complete; 0 = until the end of the run.
     #[serde(default)]
     pub iterations: u64,
@@ -304,10 +310,109 @@ pub struct WorkloadOptions {
     /// (**calibration**: standalone 64 KB latency 209 us on F's testbed).
     #[serde(default)]
     pub service: Option<String>,
+    /// Time scale of this workload's traffic (both directions): `packet`
+    /// (default; every packet in netsim) or `fluid` (a flow-level rate
+    /// sharing link capacity max-min with the others; `fluid.rs`).
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// Skeletons: RDMA Writes per round (default: the skeleton's).
+    #[serde(default)]
+    pub messages: Option<u64>,
+    /// Skeletons: compute at the start of a round (map, DGEMM).
+    #[serde(default)]
+    pub compute_before: Option<String>,
+    /// Skeletons: compute at the end of a round (reduce).
+    #[serde(default)]
+    pub compute_after: Option<String>,
 }
 
-fn default_size() -> Bytes {
-    Bytes(65536)
+/// A round-based skeleton's defaults (G §5.3 and §10.1 item 6; chosen from
+/// the workloads' published sizes before any comparison, not fitted —
+/// docs/host.md gives the arithmetic). Each round: `before` compute,
+/// `messages` RDMA Writes of `size` at `depth` with `per_message` compute
+/// after each completion, then `after` compute.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Skeleton {
+    /// Bytes per message.
+    pub size: u64,
+    /// Messages per round.
+    pub messages: u64,
+    /// Outstanding messages.
+    pub depth: u32,
+    /// Compute before (ps).
+    pub before: Time,
+    /// Compute per completion (ps).
+    pub per_message: Time,
+    /// Compute after (ps).
+    pub after: Time,
+}
+
+/// The skeleton of a workload kind, if it is one.
+///
+/// ```
+/// let t = ibcloud_host::scenario::skeleton("terasort").unwrap();
+/// assert_eq!((t.size, t.messages), (1 << 20, 312));
+/// assert!(ibcloud_host::scenario::skeleton("nectere").is_none());
+/// ```
+pub fn skeleton(kind: &str) -> Option<Skeleton> {
+    const MS: Time = 1_000_000_000;
+    match kind {
+        // TeraSort, 10 GB over 32 VMs: 312.5 MB per VM; map and reduce at
+        // 50 MB/s of guest CPU each (6.25 s), the shuffle as 312 1 MB writes,
+        // merging at 100 MB/s (10 ms per MB).
+        "terasort" => Some(Skeleton {
+            size: 1 << 20,
+            messages: 312,
+            depth: 4,
+            before: 6250 * MS,
+            per_message: 10 * MS,
+            after: 6250 * MS,
+        }),
+        // MRBench: many small jobs; 100 ms of map and of reduce, 16 4 KB writes.
+        "mrbench" => Some(Skeleton {
+            size: 4096,
+            messages: 16,
+            depth: 16,
+            before: 100 * MS,
+            per_message: 0,
+            after: 100 * MS,
+        }),
+        // HPL, Ns 7500, NB 128, 32 ranks (4 × 8): one panel step per round:
+        // 2/3·Ns³/32/59 ≈ 1.5e8 flop of DGEMM at 5 Gflop/s ≈ 30 ms, then the
+        // panel (7500/4 rows × 128 × 8 B ≈ 1.9 MB) as 8 writes of 256 KB.
+        "hpl" => Some(Skeleton {
+            size: 256 << 10,
+            messages: 8,
+            depth: 8,
+            before: 30 * MS,
+            per_message: 0,
+            after: 0,
+        }),
+        _ => None,
+    }
+}
+
+impl WorkloadOptions {
+    /// Message size (given, or the kind's default).
+    pub fn size(&self) -> u64 {
+        self.size
+            .map(|b| b.0)
+            .or_else(|| skeleton(&self.kind).map(|s| s.size))
+            .unwrap_or(65536)
+    }
+
+    /// Transmission depth (given, or the kind's default).
+    pub fn depth(&self) -> u32 {
+        self.depth.unwrap_or_else(|| match skeleton(&self.kind) {
+            Some(s) => s.depth,
+            None if self.kind == "nectere" => 1,
+            None => 16,
+        })
+    }
+}
+
+fn default_mode() -> String {
+    "packet".into()
 }
 
 /// A controller (kind-specific keys are checked by the controller crate).
@@ -443,6 +548,15 @@ impl Scenario {
             return err(
                 "fabric.link",
                 format!("'{}' is not a link rate like 4xSDR", self.fabric.link),
+            );
+        }
+        if !["arbitration", "max-min"].contains(&self.fabric.fluid_share.as_str()) {
+            return err(
+                "fabric.fluid-share",
+                format!(
+                    "unknown rule '{}' (arbitration, max-min)",
+                    self.fabric.fluid_share
+                ),
             );
         }
         dur("fabric.link-delay", &self.fabric.link_delay)?;
@@ -583,11 +697,21 @@ impl Scenario {
         let mut cq_use: HashMap<&str, u64> = HashMap::new();
         for (i, w) in self.workloads.iter().enumerate() {
             let p = format!("workloads[{i}]");
-            if !["rdma-write", "rdma-read", "send", "nectere"].contains(&w.kind.as_str()) {
+            if ![
+                "rdma-write",
+                "rdma-read",
+                "send",
+                "nectere",
+                "terasort",
+                "mrbench",
+                "hpl",
+            ]
+            .contains(&w.kind.as_str())
+            {
                 return err(
                     format!("{p}.kind"),
                     format!(
-                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere)",
+                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere, terasort, mrbench, hpl)",
                         w.kind
                     ),
                 );
@@ -604,13 +728,55 @@ impl Scenario {
                     "the peer must be on another host (loopback through the HCA is not modelled)",
                 );
             }
-            if w.size.0 > u32::MAX as u64 {
+            if skeleton(&w.kind).is_none()
+                && (w.messages.is_some() || w.compute_before.is_some() || w.compute_after.is_some())
+            {
+                return err(
+                    format!("{p}.messages"),
+                    "messages, compute-before and compute-after are for terasort, mrbench and hpl",
+                );
+            }
+            if skeleton(&w.kind).is_some() && (w.throttle.is_some() || w.md5_mbps.is_some()) {
+                return err(
+                    format!("{p}.throttle"),
+                    "a skeleton (terasort, mrbench, hpl) takes compute, not throttle or md5-mbps",
+                );
+            }
+            for (key, v) in [
+                ("compute-before", &w.compute_before),
+                ("compute-after", &w.compute_after),
+            ] {
+                if let Some(t) = v {
+                    dur(&format!("{p}.{key}"), t)?;
+                }
+            }
+            if w.size() > u32::MAX as u64 {
                 return err(format!("{p}.size"), "at most 4 GiB");
             }
-            if w.size.0 == 0 {
+            if w.size() == 0 {
                 return err(format!("{p}.size"), "a message needs at least one byte");
             }
-            let depth = w.depth.unwrap_or(if w.kind == "nectere" { 1 } else { 16 });
+            if !["packet", "fluid"].contains(&w.mode.as_str()) {
+                return err(
+                    format!("{p}.mode"),
+                    format!("unknown mode '{}' (packet, fluid)", w.mode),
+                );
+            }
+            if w.mode == "fluid" {
+                for vm in [a, b] {
+                    let h = hosts[self.vms[vm].host.as_str()];
+                    if self.hosts[h].adapter.arbitration == "per-message" {
+                        return err(
+                            format!("{p}.mode"),
+                            format!(
+                                "fluid mode needs per-packet arbitration, but host '{}' arbitrates per message",
+                                self.hosts[h].name
+                            ),
+                        );
+                    }
+                }
+            }
+            let depth = w.depth();
             if depth == 0 {
                 return err(format!("{p}.depth"), "must be at least 1");
             }

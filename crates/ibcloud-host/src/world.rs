@@ -16,8 +16,9 @@
 //! network goes first. Everything is deterministic.
 
 use crate::cq::{CqRing, Opcode};
+use crate::fluid::{FlowShare, ShareRule, Sharing};
 use crate::program::{
-    Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, Wr, WrKind,
+    Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, Rounds, Wr, WrKind,
 };
 use crate::scenario::{d, Scenario, ScenarioError};
 use crate::sched::{Cfs, CpuScheduler, Credit1};
@@ -70,6 +71,12 @@ enum Ev {
     Control { c: usize },
     /// Apply a delayed actuation.
     Apply { idx: usize },
+    /// A fluid flow's head message has been sent (if `gen` still matches).
+    FluidDone { flow: u32, gen: u64 },
+    /// A fluid message's last byte reaches the destination.
+    FluidArrive { flow: u32 },
+    /// The paced head of a packet-level flow goes to netsim.
+    Paced { flow: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -175,6 +182,9 @@ struct Host {
     engine: VecDeque<NetMsg>,
     engine_busy: bool,
     vms: Vec<usize>,
+    /// The scheduler's `poll_at`, refreshed by `sync` after every call
+    /// that changes the scheduler (the run loop reads it per event).
+    next_poll: Time,
 }
 
 /// One row of the per-VM time series.
@@ -361,6 +371,86 @@ pub struct World {
     workloads: Vec<(String, String, usize)>,
     vm_index: HashMap<String, usize>,
     finite: Vec<usize>,
+    /// The fluid time scale; `None` when every workload is packet-level.
+    fluid: Option<Box<FluidState>>,
+}
+
+/// State of the fluid time scale (`fluid.rs`): shares, fluid queues,
+/// packet-level pacers.
+#[derive(Debug)]
+struct FluidState {
+    share: Sharing,
+    /// Fluid flows: queued messages with their wire bytes still to send.
+    queue: Vec<VecDeque<(NetMsg, f64)>>,
+    /// Fluid flows: sent messages on their way (path latency).
+    in_flight: Vec<VecDeque<NetMsg>>,
+    gen: Vec<u64>,
+    /// Fluid flows that became active and have no end scheduled yet.
+    fresh: Vec<bool>,
+    /// When the fluid queues were last advanced.
+    updated: Time,
+    /// Packet-level flows: messages held by the pacer, and outstanding count
+    /// (pacer + netsim).
+    pacer: Vec<VecDeque<NetMsg>>,
+    outstanding: Vec<u32>,
+    vfinish: Vec<Time>,
+    /// A `Paced` event is pending for the flow's head (its wait is fixed).
+    paced_pending: Vec<bool>,
+    /// Per flow: links × delay + switches × latency.
+    latency: Vec<Time>,
+    mtu: u32,
+    overhead: u32,
+}
+
+impl FluidState {
+    fn wire(&self, bytes: u32) -> f64 {
+        let pkts = bytes.div_ceil(self.mtu).max(1);
+        (bytes as u64 + pkts as u64 * self.overhead as u64) as f64
+    }
+}
+
+/// Directed links (sending ports) from every endpoint (netsim's numbering:
+/// CA ports with a cable and a LID, in node order) to every other, by the
+/// forwarding tables; `(links of each path, capacity of each link in bytes/ps)`.
+fn paths(
+    fabric: &ibcloud_fabric::Fabric,
+    tables: &ForwardingTables,
+    pairs: &[(usize, usize)],
+) -> (Vec<Vec<usize>>, Vec<f64>) {
+    let mut eps = Vec::new();
+    for (id, node) in fabric.iter_nodes() {
+        for (p, port) in fabric.ports(id).iter().enumerate() {
+            if p > 0 && node.kind == NodeKind::Ca && port.remote.is_some() && port.lid.is_set() {
+                eps.push((PortRef::new(id, p as u8), port.lid));
+            }
+        }
+    }
+    let mut dense: HashMap<usize, usize> = HashMap::new();
+    let mut cap = Vec::new();
+    let mut out = Vec::new();
+    for &(a, b) in pairs {
+        let (mut at, dst) = (eps[a].0, eps[b].1);
+        let mut path = Vec::new();
+        for _ in 0..64 {
+            let port = fabric.port(at).expect("port");
+            let id = fabric.port_index(at).expect("slot");
+            let k = *dense.entry(id).or_insert_with(|| {
+                cap.push(port.rate.data_gbps() * 1e9 / 8.0 * 1e-12);
+                cap.len() - 1
+            });
+            path.push(k);
+            let Some(next) = port.remote else { break };
+            if fabric.node(next.node).kind != NodeKind::Switch {
+                break;
+            }
+            match tables.get(next.node, dst) {
+                Some(p) => at = PortRef::new(next.node, p),
+                None => break,
+            }
+        }
+        out.push(path);
+    }
+    (out, cap)
 }
 
 impl World {
@@ -408,6 +498,7 @@ impl World {
                     engine: VecDeque::new(),
                     engine_busy: false,
                     vms: Vec::new(),
+                    next_poll: Time::MAX,
                 }
             })
             .collect();
@@ -495,6 +586,7 @@ impl World {
             }
         };
         let mut qps = Vec::new();
+        let mut fluid_flows: Vec<u32> = Vec::new();
         let mut workloads = Vec::new();
         let mut finite = Vec::new();
         for (wi, w) in sc.workloads.iter().enumerate() {
@@ -505,6 +597,9 @@ impl World {
             let qb = qa + 1;
             let fa = flow_for(hnodes_index(ha), hnodes_index(hb), &mut flows);
             let fb = flow_for(hnodes_index(hb), hnodes_index(ha), &mut flows);
+            if w.mode == "fluid" {
+                fluid_flows.extend([fa, fb]);
+            }
             qps.push(Qp {
                 vm: a,
                 peer: qb,
@@ -519,8 +614,8 @@ impl World {
                 recvs: 0,
                 unexpected: VecDeque::new(),
             });
-            let size = w.size.0 as u32;
-            let depth = w.depth.unwrap_or(if w.kind == "nectere" { 1 } else { 16 });
+            let size = w.size() as u32;
+            let depth = w.depth();
             let stop = w.stop.as_deref().map(d).unwrap_or(Time::MAX);
             let throttle = w.throttle.as_deref().map(d).unwrap_or(0);
             let mut compute = w.compute.as_deref().map(d).unwrap_or(0);
@@ -532,6 +627,24 @@ impl World {
                 .clone()
                 .unwrap_or_else(|| format!("{}@{}", w.kind, w.vm));
             let (pa, pb): (Box<dyn Program>, Option<Box<dyn Program>>) = match w.kind.as_str() {
+                kind if crate::scenario::skeleton(kind).is_some() => {
+                    let sk = crate::scenario::skeleton(kind).expect("skeleton");
+                    let or = |t: &Option<String>, v: Time| t.as_deref().map(d).unwrap_or(v);
+                    (
+                        Box::new(Rounds::new(
+                            qa as u32,
+                            size,
+                            or(&w.compute_before, sk.before),
+                            w.messages.unwrap_or(sk.messages),
+                            depth,
+                            w.compute.as_deref().map(d).unwrap_or(sk.per_message),
+                            or(&w.compute_after, sk.after),
+                            w.iterations,
+                            stop,
+                        )),
+                        None,
+                    )
+                }
                 "nectere" => {
                     let reply = w.reply_size.map(|b| b.0 as u32).unwrap_or(64);
                     let service = w.service.as_deref().map(d).unwrap_or(129_300_000);
@@ -623,6 +736,57 @@ impl World {
             flows,
             ..Default::default()
         };
+        let fluid = (!fluid_flows.is_empty()).then(|| {
+            let pairs: Vec<(usize, usize)> = traffic
+                .flows
+                .iter()
+                .map(|f| {
+                    let ep = |t: &str| t[1..].parse::<usize>().expect("#N");
+                    (ep(&f.src), ep(&f.dst))
+                })
+                .collect();
+            let (ps, capacity) = paths(&fabric, &tables, &pairs);
+            let n = ps.len();
+            let latency = ps
+                .iter()
+                .map(|p| {
+                    p.len() as Time * cfg.link_delay
+                        + p.len().saturating_sub(1) as Time * cfg.switch_latency
+                })
+                .collect();
+            let flows = ps
+                .into_iter()
+                .enumerate()
+                .map(|(i, path)| FlowShare {
+                    path,
+                    fluid: fluid_flows.contains(&(i as u32)),
+                    ..Default::default()
+                })
+                .collect();
+            Box::new(FluidState {
+                share: Sharing {
+                    capacity,
+                    flows,
+                    rule: if sc.fabric.fluid_share == "max-min" {
+                        ShareRule::MaxMin
+                    } else {
+                        ShareRule::Arbitration
+                    },
+                },
+                queue: vec![VecDeque::new(); n],
+                in_flight: vec![VecDeque::new(); n],
+                gen: vec![0; n],
+                fresh: vec![false; n],
+                updated: 0,
+                pacer: vec![VecDeque::new(); n],
+                outstanding: vec![0; n],
+                vfinish: vec![0; n],
+                paced_pending: vec![false; n],
+                latency,
+                mtu: cfg.mtu,
+                overhead: cfg.wire_overhead_bytes,
+            })
+        });
         let mut net = Simulation::new(&fabric, &tables, &cfg, &traffic, end)?;
         net.start_external()?;
         let nflows = traffic.flows.len();
@@ -655,15 +819,23 @@ impl World {
             workloads,
             vm_index,
             finite,
+            fluid,
         };
         w.last = vec![(0, 0, 0, 0, 0, 0); w.vms.len()];
         for (i, wl) in sc.workloads.iter().enumerate() {
-            let start = wl.start.as_deref().map(d).unwrap_or(0);
             let a = w.workloads[i].2;
             let b = w.vm_index[&wl.peer];
             for vm in [a, b] {
                 if w.vms[vm].prog.is_some() && w.vms[vm].exec == Exec::NotStarted {
-                    let t = w.hosts[w.vms[vm].host].setup + if vm == a { start } else { 0 };
+                    // A VM's program starts with its own workload's `start`
+                    // (a serving peer's at once), whichever workload names
+                    // the VM first.
+                    let start = w.vms[vm]
+                        .workload
+                        .and_then(|j| sc.workloads[j].start.as_deref())
+                        .map(d)
+                        .unwrap_or(0);
+                    let t = w.hosts[w.vms[vm].host].setup + start;
                     w.vms[vm].exec = Exec::Sleeping;
                     w.push(t, Ev::Start { vm });
                 }
@@ -697,18 +869,21 @@ impl World {
             self.controllers = ctl;
             self.push(first, Ev::Control { c });
         }
+        for h in &mut self.hosts {
+            h.next_poll = h.sched.poll_at();
+        }
         loop {
             let sched_t = self
                 .hosts
                 .iter()
-                .map(|h| h.sched.poll_at())
+                .map(|h| h.next_poll)
                 .min()
                 .unwrap_or(Time::MAX);
             let heap_t = self.heap.peek().map(|r| r.0 .0).unwrap_or(Time::MAX);
             let t = sched_t.min(heap_t);
             if let Some(dl) = self.net.advance(t.min(self.end))? {
                 self.now = dl.time;
-                self.deliver(dl);
+                self.deliver(dl)?;
                 continue;
             }
             if t > self.end {
@@ -725,7 +900,7 @@ impl World {
             }
             if sched_t <= t {
                 for h in 0..self.hosts.len() {
-                    if self.hosts[h].sched.poll_at() <= t {
+                    if self.hosts[h].next_poll <= t {
                         self.hosts[h].sched.poll(t);
                         self.sync(h);
                     }
@@ -769,10 +944,23 @@ impl World {
             }
             Ev::Engine { host } => {
                 let m = self.hosts[host].engine.pop_front().expect("engine work");
-                self.net.post_external(m.flow, m.bytes)?;
-                self.flow_fifo[m.flow as usize].push_back(m);
                 self.hosts[host].engine_busy = false;
+                self.send_to_network(m)?;
                 self.kick_engine(host);
+            }
+            Ev::FluidDone { flow, gen } => self.fluid_sent(flow as usize, gen),
+            Ev::FluidArrive { flow } => {
+                let fs = self.fluid.as_mut().expect("fluid");
+                let m = fs.in_flight[flow as usize].pop_front().expect("in flight");
+                self.arrived(m);
+            }
+            Ev::Paced { flow } => {
+                let fs = self.fluid.as_mut().expect("fluid");
+                fs.paced_pending[flow as usize] = false;
+                let m = fs.pacer[flow as usize].pop_front().expect("paced");
+                self.net.post_external(m.flow, m.bytes)?;
+                self.flow_fifo[flow as usize].push_back(m);
+                self.pace_head(flow as usize)?;
             }
             Ev::Cqe { qp, bytes, op } => {
                 let opcode = match op {
@@ -927,6 +1115,7 @@ impl World {
                 _ => {}
             }
         }
+        self.hosts[h].next_poll = self.hosts[h].sched.poll_at();
     }
 
     /// Charges the CPU a running VM used since `run_start` to its op.
@@ -1081,17 +1270,177 @@ impl World {
         }
     }
 
-    fn deliver(&mut self, dl: ibcloud_netsim::Delivery) {
-        let m = self.flow_fifo[dl.flow as usize]
+    /// A WQE the adapter processed goes to the network: straight to netsim
+    /// (all packet-level), or to its fluid queue, or through the pacer of a
+    /// packet-level flow (`fluid.rs`).
+    fn send_to_network(&mut self, m: NetMsg) -> Result<(), RunError> {
+        let f = m.flow as usize;
+        let Some(fs) = self.fluid.as_mut() else {
+            self.net.post_external(m.flow, m.bytes)?;
+            self.flow_fifo[f].push_back(m);
+            return Ok(());
+        };
+        if fs.share.flows[f].fluid {
+            let w = fs.wire(m.bytes);
+            self.fluid_advance();
+            let fs = self.fluid.as_mut().expect("fluid");
+            fs.queue[f].push_back((m, w));
+            if fs.queue[f].len() == 1 {
+                fs.share.flows[f].active = true;
+                fs.fresh[f] = true;
+                self.fluid_resolve();
+            }
+            return Ok(());
+        }
+        fs.outstanding[f] += 1;
+        fs.pacer[f].push_back(m);
+        let first = fs.pacer[f].len() == 1;
+        if fs.outstanding[f] == 1 {
+            fs.share.flows[f].active = true;
+            self.fluid_resolve();
+        }
+        if first {
+            self.pace_head(f)?;
+        }
+        Ok(())
+    }
+
+    /// Messages of a packet-level flow that netsim holds at once when the
+    /// scenario has fluid flows: enough to keep the link busy across the
+    /// delivery gap, few enough that a backlog in netsim cannot run at full
+    /// link rate beside the fluid flows' shares.
+    const PACED_WINDOW: usize = 2;
+
+    /// Hands the pacer's head messages of packet-level flow `f` to netsim
+    /// when their time has come, or schedules the head.
+    fn pace_head(&mut self, f: usize) -> Result<(), RunError> {
+        let now = self.now;
+        loop {
+            let fs = self.fluid.as_mut().expect("fluid");
+            if fs.paced_pending[f] || self.flow_fifo[f].len() >= Self::PACED_WINDOW {
+                return Ok(());
+            }
+            let Some(m) = fs.pacer[f].front() else {
+                return Ok(());
+            };
+            let (post, fin) = fs.share.pace(f, now, fs.vfinish[f], fs.wire(m.bytes));
+            fs.vfinish[f] = fin;
+            if post > now {
+                fs.paced_pending[f] = true;
+                self.push(post, Ev::Paced { flow: f as u32 });
+                return Ok(());
+            }
+            let m = fs.pacer[f].pop_front().expect("head");
+            self.net.post_external(m.flow, m.bytes)?;
+            self.flow_fifo[f].push_back(m);
+        }
+    }
+
+    /// Moves every fluid flow's head message forward to now.
+    fn fluid_advance(&mut self) {
+        let now = self.now;
+        let fs = self.fluid.as_mut().expect("fluid");
+        let dt = now.saturating_sub(fs.updated) as f64;
+        if dt > 0.0 {
+            for (f, fl) in fs.share.flows.iter().enumerate() {
+                if fl.fluid && fl.active {
+                    if let Some(h) = fs.queue[f].front_mut() {
+                        h.1 = (h.1 - fl.rate * dt).max(0.0);
+                    }
+                }
+            }
+        }
+        fs.updated = now;
+    }
+
+    /// New shares after a flow started or stopped having work; every fluid
+    /// head's completion rescheduled at its new rate.
+    fn fluid_resolve(&mut self) {
+        self.fluid_advance();
+        let now = self.now;
+        let fs = self.fluid.as_mut().expect("fluid");
+        let before: Vec<f64> = fs.share.flows.iter().map(|f| f.rate).collect();
+        fs.share.solve();
+        let mut due = Vec::new();
+        for (f, fl) in fs.share.flows.iter().enumerate() {
+            // A head whose rate did not change keeps its scheduled end.
+            if fl.fluid && fl.active && fl.rate > 0.0 && (fl.rate != before[f] || fs.fresh[f]) {
+                fs.fresh[f] = false;
+                if let Some(h) = fs.queue[f].front() {
+                    fs.gen[f] += 1;
+                    due.push((now + (h.1 / fl.rate).ceil() as Time, f, fs.gen[f]));
+                }
+            }
+        }
+        for (t, f, gen) in due {
+            self.push(
+                t,
+                Ev::FluidDone {
+                    flow: f as u32,
+                    gen,
+                },
+            );
+        }
+    }
+
+    /// A fluid flow's head message left the source; it arrives after the
+    /// path latency.
+    fn fluid_sent(&mut self, f: usize, gen: u64) {
+        if self.fluid.as_ref().expect("fluid").gen[f] != gen {
+            return;
+        }
+        self.fluid_advance();
+        let now = self.now;
+        let fs = self.fluid.as_mut().expect("fluid");
+        let (m, _) = fs.queue[f].pop_front().expect("fluid head");
+        fs.in_flight[f].push_back(m);
+        let at = now + fs.latency[f];
+        if fs.queue[f].is_empty() {
+            fs.share.flows[f].active = false;
+            self.push(at, Ev::FluidArrive { flow: f as u32 });
+            self.fluid_resolve();
+        } else {
+            fs.gen[f] += 1;
+            let (rate, gen) = (fs.share.flows[f].rate, fs.gen[f]);
+            let next = now + (fs.queue[f][0].1 / rate).ceil() as Time;
+            self.push(at, Ev::FluidArrive { flow: f as u32 });
+            self.push(
+                next,
+                Ev::FluidDone {
+                    flow: f as u32,
+                    gen,
+                },
+            );
+        }
+    }
+
+    fn deliver(&mut self, dl: ibcloud_netsim::Delivery) -> Result<(), RunError> {
+        let f = dl.flow as usize;
+        let m = self.flow_fifo[f]
             .pop_front()
             .expect("a delivery matches a posted message");
+        if let Some(fs) = self.fluid.as_mut() {
+            fs.outstanding[f] -= 1;
+            if fs.outstanding[f] == 0 {
+                fs.share.flows[f].active = false;
+                self.fluid_resolve();
+            }
+            self.pace_head(f)?;
+        }
+        self.arrived(m);
+        Ok(())
+    }
+
+    /// A message's last byte arrived (netsim or fluid), at `now`.
+    fn arrived(&mut self, m: NetMsg) {
+        let now = self.now;
         let q = m.qp;
         let vm = self.qps[q].vm;
         let h = self.vms[vm].host;
         let ack = self.hosts[h].ack_delay;
         match m.kind {
             NetKind::Write => self.push(
-                dl.time + ack,
+                now + ack,
                 Ev::Cqe {
                     qp: q,
                     bytes: m.bytes,
@@ -1107,7 +1456,7 @@ impl World {
                     self.qps[peer].unexpected.push_back(m.bytes);
                 }
                 self.push(
-                    dl.time + ack,
+                    now + ack,
                     Ev::Cqe {
                         qp: q,
                         bytes: m.bytes,
