@@ -67,16 +67,22 @@ pub enum Reconfig {
     /// up-port choices where they still work. Falls back to the engine when
     /// nodes appeared or disappeared (node ids must match).
     SlimUpdate,
+    /// Paper III's sub-tree reconfiguration around the links that changed,
+    /// grown one level at a time until ibcloud's verification passes
+    /// (`ibcloud_reconfig::subtree::repair`); falls back to the engine like
+    /// SlimUpdate.
+    Subtree,
 }
 
 impl Reconfig {
-    /// Parses `full` or `slimupdate`.
+    /// Parses `full`, `slimupdate` or `subtree`.
     pub fn parse(s: &str) -> Result<Self, SmError> {
         match s {
             "full" => Ok(Self::Full),
             "slimupdate" => Ok(Self::SlimUpdate),
+            "subtree" => Ok(Self::Subtree),
             o => Err(SmError::Refused(format!(
-                "unknown reconfiguration '{o}' (full, slimupdate)"
+                "unknown reconfiguration '{o}' (full, slimupdate, subtree)"
             ))),
         }
     }
@@ -146,6 +152,8 @@ pub struct SweepReport {
     pub method: String,
     /// SlimUpdate's kept and moved up-port choices.
     pub slimupdate_kept_moved: Option<(u64, u64)>,
+    /// The sub-trees tried (`--reconfig subtree`): nodes, levels, changes, checks.
+    pub subtree: Option<ibcloud_reconfig::subtree::Repair>,
     /// LFT blocks whose entries differ between the previous tables and the
     /// new ones (the model's count of the SMPs a differential update needs;
     /// None on the first sweep or when node ids changed).
@@ -192,6 +200,8 @@ pub struct SubnetManager<T: Transport> {
     pub state: SmState,
     /// The vSwitch view (VM placement) since the last heavy sweep.
     pub virtual_fabric: Option<ibcloud_vswitch::VirtualFabric>,
+    /// The last migration's report (refused ones included), for `status`.
+    pub last_migration: Option<crate::migrate::MigrationReport>,
     started: Instant,
 }
 
@@ -219,6 +229,7 @@ impl<T: Transport> SubnetManager<T> {
             last_report: None,
             state: SmState::Discovering,
             virtual_fabric: None,
+            last_migration: None,
             started: Instant::now(),
         })
     }
@@ -310,8 +321,11 @@ impl<T: Transport> SubnetManager<T> {
         report.max_lid = fabric.max_lid();
         let t_route = Instant::now();
         let slim = self.config.reconfig == Reconfig::SlimUpdate && aligned;
+        let subtree = self.config.reconfig == Reconfig::Subtree && aligned;
         report.method = if slim {
             "slimupdate".into()
+        } else if subtree {
+            "subtree".into()
         } else {
             self.config.engine.clone()
         };
@@ -334,6 +348,23 @@ impl<T: Transport> SubnetManager<T> {
                 }
             })
             .map_err(|e| e.to_string())
+        } else if subtree {
+            let prev = self
+                .subnet
+                .as_ref()
+                .expect("aligned implies a previous subnet");
+            subtree_reroute(&prev.fabric, &prev.tables, &fabric).and_then(|(tables, rep)| {
+                let verified = rep.verified;
+                report.subtree = Some(rep);
+                if verified {
+                    Ok(ibcloud_routing::Routing {
+                        tables,
+                        path_sls: None,
+                    })
+                } else {
+                    Err("subtree: even the whole tree fails ibcloud's verification".into())
+                }
+            })
         } else {
             ibcloud_routing::registry::engine(&self.config.engine, &EngineOptions::default())
                 .and_then(|e| e.route(&fabric))
@@ -502,6 +533,7 @@ impl<T: Transport> SubnetManager<T> {
         dst: &str,
         method: ibcloud_vswitch::Method,
         partially_static: bool,
+        policy: crate::migrate::TransitionPolicy,
     ) -> Result<crate::migrate::MigrationReport, SmError> {
         let scheme = self.config.vswitch_scheme;
         let s = self
@@ -521,8 +553,13 @@ impl<T: Transport> SubnetManager<T> {
             dst,
             method,
             partially_static,
+            policy,
         )
         .map_err(SmError::Refused)?;
+        self.last_migration = Some(r.clone());
+        if r.refused.is_some() {
+            return Ok(r);
+        }
         if self.config.sa {
             let service = crate::sa::SaService::new(
                 s.fabric.clone(),
@@ -576,4 +613,28 @@ impl<T: Transport> SubnetManager<T> {
         }
         None
     }
+}
+
+/// `--reconfig subtree`: the links that changed between two sweeps, the
+/// leaves below them, and Paper III's sub-tree grown until verified, with
+/// the roots of the fabric before (a degraded tree is ranked as before).
+fn subtree_reroute(
+    before: &Fabric,
+    old: &ibcloud_fabric::lft::ForwardingTables,
+    now: &Fabric,
+) -> Result<
+    (
+        ibcloud_fabric::lft::ForwardingTables,
+        ibcloud_reconfig::subtree::Repair,
+    ),
+    String,
+> {
+    use ibcloud_reconfig::subtree::{changed_links, nodes_for_links, repair};
+    let opts = EngineOptions {
+        roots: Some(ibcloud_reconfig::slimupdate::roots_of(before).map_err(|e| e.to_string())?),
+        ..EngineOptions::default()
+    };
+    let links = changed_links(before, now);
+    let nodes = nodes_for_links(before, &links, &opts).map_err(|e| e.to_string())?;
+    repair(before, old, now, &nodes, &opts).map_err(|e| e.to_string())
 }

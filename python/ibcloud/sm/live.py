@@ -55,12 +55,19 @@ def _rows(t: Any) -> set:
 def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", boot_every: int = 3,
                     moves: Sequence[tuple[str, str]] = (("vm0", "#31"),),
                     methods: Sequence[str] = ("itrc", "ftree-minrc"),
+                    check: str = "report", partially_static: bool = False,
                     workdir: Optional[Path] = None) -> list[dict[str, Any]]:
     """Per method, a fresh vSwitch fabric on ibsim (``vfs`` VFs per
     hypervisor, a VM on every ``boot_every``-th hypervisor) brought up by the
     SM with vswitch-ftree, then the ``moves`` migrated live one after the
     other; per move the model's SMPs beside the observed ones and whether
     every switch holds the model's tables afterwards.
+
+    ``check`` is the SM's transition-check policy (``refuse``, ``report``,
+    ``off``): the papers' one-step plans mostly fail the check (old and new
+    routes of the VM's LID meet in a leaf ↔ middle-switch cycle), so the
+    reproduction sends them with ``report`` and shows the verdict beside the
+    offline model's; ``partially_static`` migrates with invalidation first.
 
     >>> live_migrations.__name__
     'live_migrations'
@@ -84,10 +91,11 @@ def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", 
             model = VirtualFabric.from_fabric(before, scheme)
             model.set_tables(read_lfts(sm.dump_dir / "opensm-lfts.dump", before))
             for vm, dst in moves:
-                plan = model.migrate(vm, dst, method=method)
-                answer = sm.ctl(f"migrate {vm} {dst} {method}")
+                plan = model.migrate(vm, dst, method=method, partially_static=partially_static)
+                answer = sm.ctl(f"migrate {vm} {dst} {method} check={check}" + (" partial" if partially_static else ""))
                 if not answer["ok"]:
-                    rows.append({"preset": preset, "method": method, "vm": vm, "to": dst, "error": answer["error"]})
+                    rows.append({"preset": preset, "method": method, "vm": vm, "to": dst, "error": answer["error"],
+                                 "transition": (answer.get("result") or {}).get("transition")})
                     continue
                 r = answer["result"]
                 seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
@@ -104,16 +112,20 @@ def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", 
                     "extra_vswitch_blocks": r["extra_blocks"], "refused_by_ibsim": r["failures"],
                     "seconds": r["seconds"], "tables_match": _rows(back) == _rows(model.tables()),
                     "vm_lid": r["vm_lid"], "vm_reachable": reachable,
+                    "transition": r["transition"],
+                    "model_one_step_deadlock_free": plan["transition"]["deadlock_free"],
                 })
     return rows
 
 
-def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftree",
+def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftree", reconfig: str = "slimupdate",
                        workdir: Optional[Path] = None) -> list[dict[str, Any]]:
     """Per link (``"sw-L1-0001:5"``), a fresh fabric brought up by the SM
-    (``--reconfig slimupdate``), the link pulled through ibsim's console,
-    and the LFT SMPs the SM sent beside SlimUpdate's changed blocks
-    predicted offline by ``ibcloud.reconfig``.
+    (``--reconfig slimupdate`` or ``subtree``), the link pulled through
+    ibsim's console, and the LFT SMPs the SM sent beside the changed blocks
+    predicted offline by ``ibcloud.reconfig`` (``slimupdate``, or
+    ``subtree-grow`` — Paper III's sub-tree grown until verified — for
+    ``subtree``), with Paper III's strict sub-tree beside for reference.
 
     >>> live_link_failures.__name__
     'live_link_failures'
@@ -132,12 +144,14 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
     rows: list[dict[str, Any]] = []
     for link in links:
         name, port = link.rsplit(":", 1)
-        args = ["--sweep-interval", "3600", "--reconfig", "slimupdate"]
+        args = ["--sweep-interval", "3600", "--reconfig", reconfig]
         with IbSimConsole(net) as sim, SmDaemon(sim, engine=engine, args=args) as sm:
             before = Fabric.read(sm.dump_dir / "fabric.topo")
             old = read_lfts(sm.dump_dir / "opensm-lfts.dump", before)
-            model = reconfigure(before, old, "fail-link", link, method="slimupdate")
+            model = reconfigure(before, old, "fail-link", link,
+                                method="subtree-grow" if reconfig == "subtree" else reconfig)
             full = reconfigure(before, old, "fail-link", link, method="full", verify=False)
+            strict = reconfigure(before, old, "fail-link", link, method="subtree")
             node = next(n for n in before.nodes() if n["description"] == name)
             sim.command(f'Unlink "{"S" if node["kind"] == "switch" else "H"}-{node["guid"]:016x}"[{port}]')
             for _ in range(600):
@@ -157,5 +171,10 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
             "failures": list(last["program"].get("failures", [])),
             "tables_match": _rows(back) == _rows(model.tables), "model_ok": model.ok,
             "discovery_smps": last["discovery_smps"], "seconds": last["seconds"],
+            "reconfig": reconfig,
+            "subtree_levels": [(a["levels"], a["check"]["reachable"] == a["check"]["pairs"]
+                                and a["check"]["credit_loop_free"] and not a["check"]["updown_violations"])
+                               for a in (last.get("subtree") or {}).get("attempts", [])],
+            "strict_subtree_lft_blocks": strict.changes["changed_blocks"], "strict_subtree_ok": strict.ok,
         })
     return rows
