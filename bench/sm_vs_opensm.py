@@ -126,7 +126,10 @@ def _link_failure_ibcloud(net: Path, engine: str, leaf: tuple[int, int], reconfi
     return {"method": last["method"], "routing_error": last["routing_error"], "smps": last["total_smps"], "discovery_smps": last["discovery_smps"],
             "programming_smps": last["program"]["total_smps"], "lft_smps":
             last["program"]["smps"].get("Set LinearForwardingTable", 0),
-            "predicted_lft_blocks": last["predicted_lft_blocks"], "seconds": last["seconds"]}
+            "predicted_lft_blocks": last["predicted_lft_blocks"], "seconds": last["seconds"],
+            "second_phase_lft_smps": ((last.get("completion") or {}).get("program") or {}).get("smps", {}).get(
+                "Set LinearForwardingTable", 0),
+            "second_phase_predicted": (last.get("completion") or {}).get("predicted_lft_blocks", 0)}
 
 
 def _migration_opensm(net: Path, vm: str, dst: str) -> dict:
@@ -270,15 +273,16 @@ def main() -> int:
     if args.link_failure:
         t = Table(title="one link failure (first up-link of sw-L1-0001): SMPs and seconds from the trap to the fabric re-programmed")
         for c in ("preset", "engine", "OpenSM SMPs", "OpenSM s", "ibcloud full SMPs (LFT)", "ibcloud full s",
-                  "ibcloud slimupdate SMPs (LFT; predicted)", "ibcloud slimupdate s",
-                  "ibcloud subtree SMPs (LFT; predicted)", "ibcloud subtree s"):
+                  "ibcloud slimupdate SMPs (LFT + 2nd phase; predicted)", "ibcloud slimupdate s",
+                  "ibcloud subtree SMPs (LFT + 2nd phase; predicted)", "ibcloud subtree s"):
             t.add_column(c)
         for r in rows:
             o, f = r["failure_opensm"], r["failure_ibcloud_full"]
             cells = []
             for m in ("slimupdate", "subtree"):
                 x = r[f"failure_ibcloud_{m}"]
-                cells += [f"{x['smps']} ({x['lft_smps']}; {x['predicted_lft_blocks']})"
+                cells += [f"{x['smps']} ({x['lft_smps']} + {x['second_phase_lft_smps']}; "
+                          f"{x['predicted_lft_blocks']} + {x['second_phase_predicted']})"
                           + (" engine refused: old tables kept" if x["routing_error"] else ""), f"{x['seconds']:.3f}"]
             t.add_row(r["preset"], r["engine"], str(o["smps"]), f"{o['seconds']:.3f}" if o["seconds"] else "?",
                       f"{f['smps']} ({f['lft_smps']})" + (" engine refused: old tables kept" if f["routing_error"] else ""),

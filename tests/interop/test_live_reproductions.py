@@ -41,7 +41,8 @@ def test_reproduce_reconfig_live_slimupdate_and_subtree(capsys, tmp_path):
     for r, method in ((slim, "slimupdate"), (sub, "subtree")):
         assert r["method"] == r["reconfig"] == method and r["swept"] and r["failures"] == [], r
         assert r["observed_lft_smps"] == r["predicted_lft_blocks"] == r["sm_predicted_lft_blocks"] > 0, r
-        assert r["tables_match"], r
+        assert r["second_phase_lft_smps"] == r["second_phase_predicted_lft_blocks"] > 0, r
+        assert r["tables_match"] and r["switches_not_answering_lid_routed"] == [], r
     # Paper IV: SlimUpdate sends fewer LFT blocks than a full re-route would.
     assert slim["observed_lft_smps"] < slim["full_reroute_lft_blocks"], slim
     # Paper III's strict sub-tree is not enough after this fault; the SM grows it to the whole tree.

@@ -9,10 +9,13 @@
 //! - CA-to-CA: no credit loop, no down→up turn in old ∪ new;
 //! - a switch source fails only towards a destination it has no up*/down*
 //!   path to (ftree's rule for switches, kept on purpose), and never from a
-//!   leaf.
+//!   leaf;
+//! - after the second phase (`completion`), every switch reaches every CA
+//!   too, and the compute-node paths are still all delivered, loop-free.
 
 use ibcloud_fabric::generate::{preset, FatTreeParams};
 use ibcloud_fabric::{Fabric, NodeId, PortRef};
+use ibcloud_reconfig::completion::complete_blank_entries;
 use ibcloud_reconfig::event::{resolve_node, Event, FabricState};
 use ibcloud_reconfig::slimupdate::{roots_of, slim_update, SlimUpdateOptions};
 use ibcloud_reconfig::subtree::{check, ranks};
@@ -98,6 +101,23 @@ fn every_single_link_failure(f: Fabric) -> usize {
             .tables;
         let c = check(&f, &old, &now, &new, &rank, &[]).unwrap();
         assert!(c.ok(), "link {l:?}: CA-to-CA check {c:?}");
+        // Second phase: the blank entries filled, compute-node paths unchanged.
+        let (done, _) = complete_blank_entries(&now, &new).unwrap();
+        let c2 = check(&f, &old, &now, &done, &rank, &[]).unwrap();
+        assert!(
+            c2.pairs == c2.reachable && c2.credit_loop_free,
+            "link {l:?}: {c2:?}"
+        );
+        let r2 = verify(&now, &done, None, &opts).unwrap();
+        for p in &r2.first_failures {
+            let dst = owner(p.destination_lid);
+            assert!(
+                now.node(dst).is_switch() && now.node(owner(p.source_lid)).is_switch(),
+                "link {l:?} after completion: {} cannot reach {}",
+                p.source,
+                p.destination
+            );
+        }
         let r = verify(&now, &new, None, &opts).unwrap();
         let reach = updown_reach(&now, &rank);
         assert_eq!(r.first_failures.len() as u64, r.pairs - r.reachable);

@@ -74,6 +74,21 @@ pub enum Reconfig {
     Subtree,
 }
 
+/// The second update phase after SlimUpdate or the sub-tree: entries for
+/// the switches the method leaves blank (their own LID-routed answers and
+/// traps), sent after the first phase when every CA pair is reachable.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Completion {
+    /// Every CA pair reachable after the first phase (the condition).
+    pub ca_pairs_reachable: bool,
+    /// Entries added.
+    pub entries_added: u64,
+    /// LFT blocks that differ (the model's count of the SMPs).
+    pub predicted_lft_blocks: u64,
+    /// What was sent (None when nothing was needed or the condition failed).
+    pub program: Option<ProgramReport>,
+}
+
 impl Reconfig {
     /// Parses `full`, `slimupdate` or `subtree`.
     pub fn parse(s: &str) -> Result<Self, SmError> {
@@ -154,6 +169,9 @@ pub struct SweepReport {
     pub slimupdate_kept_moved: Option<(u64, u64)>,
     /// The sub-trees tried (`--reconfig subtree`): nodes, levels, changes, checks.
     pub subtree: Option<ibcloud_reconfig::subtree::Repair>,
+    /// SlimUpdate and the sub-tree: the second phase, sent once the first is
+    /// acknowledged (`ibcloud_reconfig::completion`).
+    pub completion: Option<Completion>,
     /// LFT blocks whose entries differ between the previous tables and the
     /// new ones (the model's count of the SMPs a differential update needs;
     /// None on the first sweep or when node ids changed).
@@ -371,7 +389,7 @@ impl<T: Transport> SubnetManager<T> {
                 .map_err(|e| e.to_string())
         };
         report.routing_seconds = t_route.elapsed().as_secs_f64();
-        let (tables, sls) = match routed {
+        let (mut tables, sls) = match routed {
             Ok(r) => {
                 report.engine = Some(self.config.engine.clone());
                 (r.tables, r.path_sls)
@@ -410,6 +428,10 @@ impl<T: Transport> SubnetManager<T> {
             sm_lid,
             options,
         );
+        if (slim || subtree) && report.program.failures.is_empty() {
+            report.completion =
+                Some(self.complete(&mut d, &ids, &fabric, &mut tables, sm_lid, options));
+        }
         self.state = SmState::Master;
         let guid = d.nodes[d.sm_port.0]
             .port_guids
@@ -571,6 +593,57 @@ impl<T: Transport> SubnetManager<T> {
         }
         self.write_files()?;
         Ok(r)
+    }
+
+    /// The second update phase (see [`Completion`]); `tables` become the
+    /// completed ones when they are sent.
+    fn complete(
+        &mut self,
+        d: &mut Discovery,
+        ids: &[NodeId],
+        fabric: &Fabric,
+        tables: &mut ForwardingTables,
+        sm_lid: u16,
+        options: ProgramOptions,
+    ) -> Completion {
+        use ibcloud_routing::verify::{verify, VerifyOptions};
+        let mut c = Completion::default();
+        let opts = VerifyOptions {
+            credit_loops: false,
+            max_failures: 0,
+            ..VerifyOptions::default()
+        };
+        c.ca_pairs_reachable = verify(fabric, tables, None, &opts)
+            .map(|r| r.pairs == r.reachable)
+            .unwrap_or(false);
+        if !c.ca_pairs_reachable {
+            return c;
+        }
+        let Ok((done, added)) =
+            ibcloud_reconfig::completion::complete_blank_entries(fabric, tables)
+        else {
+            return c;
+        };
+        c.entries_added = added;
+        if added == 0 {
+            return c;
+        }
+        c.predicted_lft_blocks = fabric
+            .switches()
+            .map(|sw| tables.changed_blocks(&done, sw).len() as u64)
+            .sum();
+        c.program = Some(bring_up(
+            &mut self.mads,
+            d,
+            ids,
+            fabric,
+            &done,
+            &mut self.held,
+            sm_lid,
+            options,
+        ));
+        *tables = done;
+        c
     }
 
     /// One light sweep: SwitchInfo of every known switch. Returns the reason

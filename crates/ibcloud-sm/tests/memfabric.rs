@@ -176,6 +176,15 @@ fn slimupdate_after_a_link_failure_sends_exactly_the_predicted_blocks() {
     assert_eq!(Some(observed), r.predicted_lft_blocks);
     assert!(observed > 0);
     assert!(r.program.failures.is_empty());
+    // Second phase: the switches left blank get their entries, as predicted.
+    let c = r.completion.as_ref().unwrap();
+    assert!(c.ca_pairs_reachable && c.entries_added > 0, "{c:?}");
+    let p = c.program.as_ref().unwrap();
+    assert_eq!(
+        p.smps["Set LinearForwardingTable"] as u64,
+        c.predicted_lft_blocks
+    );
+    assert!(p.failures.is_empty());
 }
 
 #[test]

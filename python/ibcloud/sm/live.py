@@ -52,6 +52,21 @@ def _rows(t: Any) -> set:
     return set(zip(e["switch_guid"], e["lid"], e["port"]))
 
 
+def model_plus_completion(back: Any, model: Any, added: int) -> bool:
+    """Whether the tables read back are the model's plus exactly ``added``
+    entries where the model has none (the SM's second phase after a fault,
+    :mod:`ibcloud_reconfig::completion`, fills the switches the method
+    leaves blank).
+
+    >>> model_plus_completion.__name__
+    'model_plus_completion'
+    """
+    b, m = _rows(back), _rows(model)
+    held = {(g, lid) for g, lid, _ in m}
+    extra = b - m
+    return m <= b and len(extra) == added and all((g, lid) not in held for g, lid, _ in extra)
+
+
 def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", boot_every: int = 3,
                     moves: Sequence[tuple[str, str]] = (("vm0", "#31"),),
                     methods: Sequence[str] = ("itrc", "ftree-minrc"),
@@ -125,7 +140,9 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
     ibsim's console, and the LFT SMPs the SM sent beside the changed blocks
     predicted offline by ``ibcloud.reconfig`` (``slimupdate``, or
     ``subtree-grow`` — Paper III's sub-tree grown until verified — for
-    ``subtree``), with Paper III's strict sub-tree beside for reference.
+    ``subtree``), with Paper III's strict sub-tree beside for reference; then
+    the SM's second phase (entries for the switches the method leaves blank)
+    and whether every switch answers a LID-routed SMP from the SM's port.
 
     >>> live_link_failures.__name__
     'live_link_failures'
@@ -162,6 +179,10 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
             last = status["last_sweep"]
             seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
             back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
+            silent = [n["description"] for n in seen.nodes() if n["kind"] == "switch"
+                      and sim.run_client(["smpquery", "nodedesc", str(n["lid"])], check=False).returncode != 0]
+        completion = last.get("completion") or {}
+        second = completion.get("program") or {}
         rows.append({
             "preset": preset, "link": link, "method": last["method"], "swept": status["heavy_sweeps"] > 1,
             "predicted_lft_blocks": model.changes["changed_blocks"],
@@ -169,7 +190,12 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
             "sm_predicted_lft_blocks": last.get("predicted_lft_blocks"),
             "full_reroute_lft_blocks": full.changes["changed_blocks"],
             "failures": list(last["program"].get("failures", [])),
-            "tables_match": _rows(back) == _rows(model.tables), "model_ok": model.ok,
+            "tables_match": model_plus_completion(back, model.tables, completion.get("entries_added", 0)),
+            "model_ok": model.ok,
+            "second_phase_entries": completion.get("entries_added", 0),
+            "second_phase_lft_smps": (second.get("smps") or {}).get("Set LinearForwardingTable", 0),
+            "second_phase_predicted_lft_blocks": completion.get("predicted_lft_blocks", 0),
+            "switches_not_answering_lid_routed": silent,
             "discovery_smps": last["discovery_smps"], "seconds": last["seconds"],
             "reconfig": reconfig,
             "subtree_levels": [(a["levels"], a["check"]["reachable"] == a["check"]["pairs"]
