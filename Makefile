@@ -13,7 +13,7 @@
 #   make bench-netsim  packet simulator speed on ft648 (BOOKSIM=path adds BookSim2 side by side)
 #   make bench-host    virtualized-host simulator speed (F testbed, two VMs, 10 s; G's 8 hosts, 60 s)
 #   make bench-vswitch FTreeMinRC marking, one migration on ft11664, the Fig. 8 campaign (sampled)
-#   make bench-sm   ibcloud's SM vs OpenSM on ibsim: bring-up and one link failure on ft648 (SMPs, seconds)
+#   make bench-sm   ibcloud's SM vs OpenSM on ibsim: bring-up, one link failure and one VM migration on ft648 (SMPs, seconds)
 #   make clean  remove build products, the venv and ./out
 
 SHELL := /bin/bash
@@ -72,7 +72,7 @@ bench-host: build
 	$(VPY) bench/host_speed.py
 	$(VPY) bench/host_speed.py --g-testbed
 bench-sm: system-deps build
-	$(VPY) bench/sm_vs_opensm.py --presets ft648 --engines ftree minhop --link-failure
+	$(VPY) bench/sm_vs_opensm.py --presets ft648 --engines ftree minhop --link-failure --migration
 
 build: $(STAMPS)/build
 venv: $(STAMPS)/venv

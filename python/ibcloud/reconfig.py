@@ -50,7 +50,7 @@ __all__ = [
 #: Event kinds :func:`reconfigure` knows.
 EVENTS = ("fail-link", "restore-link", "fail-switch", "restore-switch", "shutdown", "boot")
 #: Re-routing methods.
-METHODS = ("full", "subtree", "slimupdate", "metabase")
+METHODS = ("full", "subtree", "subtree-grow", "slimupdate", "metabase")
 
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -16,7 +16,7 @@ import pytest
 from ibcloud import Fabric, route
 from ibcloud.interop import IbSim, ibnetdiscover, ibroute_tables
 from ibcloud.sm import SmDaemon
-from ibcloud.sm.live import _read_back_by_direct_route
+from ibcloud.sm.live import _read_back_by_direct_route, model_plus_completion
 
 
 def _net(tmp_path: Path, preset: str) -> Path:
@@ -188,34 +188,60 @@ def test_link_failure_and_restore_seen_through_traps_and_rerouted(tmp_path: Path
         assert ibroute_tables(sim, seen) == route(seen, "minhop").tables
 
 
-def test_slimupdate_after_a_link_failure_observed_equals_predicted(tmp_path: Path) -> None:
-    """SlimUpdate on the live fabric: the LFT blocks sent after a cable pull
-    equal the blocks Paper IV's model (ibcloud.reconfig, computed offline
-    from the fabric and tables before the event) says differ, and every
-    switch, read back with ibroute, holds the model's new tables."""
+@pytest.mark.parametrize("reconfig", ["slimupdate", "subtree"])
+def test_reconfiguration_after_a_link_failure_observed_equals_predicted(tmp_path: Path, reconfig: str) -> None:
+    """SlimUpdate (Paper IV) or the sub-tree reconfiguration (Paper III,
+    grown until verified) on the live fabric: the LFT blocks sent after a
+    cable pull equal the blocks the model (ibcloud.reconfig, computed
+    offline from the fabric and tables before the event) says differ, and
+    every switch, read back with ibroute, holds the model's new tables —
+    including the SM's leaf's entries for the 12 switch LIDs SlimUpdate used
+    to leave unrouted — plus the SM's second phase (entries for the switches
+    the method leaves blank, as predicted), after which those 12 switches
+    answer LID-routed SMPs from the SM's port again."""
     from ibcloud.reconfig import reconfigure
     from ibcloud.sm.console import IbSimConsole
     from ibcloud.tables import read_lfts
 
     net = _net(tmp_path, "4-ary-3-full")
-    args = ["--sweep-interval", "60", "--reconfig", "slimupdate"]
+    args = ["--sweep-interval", "60", "--reconfig", reconfig]
     with IbSimConsole(net) as sim, SmDaemon(sim, engine="ftree", args=args) as sm:
         before = Fabric.read(sm.dump_dir / "fabric.topo")
         old = read_lfts(sm.dump_dir / "opensm-lfts.dump", before)
         leaf = next(n for n in before.nodes() if n["description"] == "sw-L1-0001")
-        model = reconfigure(before, old, "fail-link", "sw-L1-0001:5", method="slimupdate")
+        method = "subtree-grow" if reconfig == "subtree" else reconfig
+        model = reconfigure(before, old, "fail-link", "sw-L1-0001:5", method=method)
         sim.command(f'Unlink "S-{leaf["guid"]:016x}"[5]')
         after = _next_sweep(sm, 1)["last_sweep"]
         seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
         read_back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
-    assert after["method"] == "slimupdate" and after["program"]["failures"] == [], after
+        lid = {n["description"]: n["lid"] for n in seen.nodes()}
+        answers = {d: sim.run_client(["smpquery", "nodedesc", str(lid[d])], check=False)
+                   for d in ("sw-L2-0001", "sw-L3-0001", "sw-L2-0005", "sw-L2-0002")}
+    assert after["method"] == reconfig and after["program"]["failures"] == [], after
+    assert model.ok, model.report
     observed = after["program"]["smps"]["Set LinearForwardingTable"]
     assert observed == after["predicted_lft_blocks"] == model.changes["changed_blocks"]
+    # The SM's leaf has an entry for every switch LID (read from the switch).
+    sm_leaf = next(n for n in seen.nodes() if n["description"] == "sw-L1-0001")
+    held = {(lid, port) for g, lid, port in zip(*(read_back.entries()[k] for k in ("switch_guid", "lid", "port")))
+            if g == sm_leaf["guid"]}
+    switch_lids = {n["lid"] for n in seen.nodes() if n["kind"] == "switch"}
+    assert switch_lids <= {lid for lid, port in held if port != 255}, sorted(switch_lids - {lid for lid, _ in held})
+    # Second phase: blank entries filled as predicted; LID-routed SMPs make the round trip.
+    c = after["completion"]
+    assert c["ca_pairs_reachable"] and c["entries_added"] > 0, c
+    assert c["program"]["smps"]["Set LinearForwardingTable"] == c["predicted_lft_blocks"] > 0, c
+    assert model_plus_completion(read_back, model.tables, c["entries_added"])
+    for d, out in answers.items():
+        assert out.returncode == 0 and d in out.stdout, (d, out.stdout, out.stderr[-500:])
+    if reconfig == "subtree":
+        # Paper III's 2-level sub-tree leaves the roots sending into the broken link; 3 levels pass.
+        tried = [(a["levels"], a["check"]["reachable"] == a["check"]["pairs"]) for a in after["subtree"]["attempts"]]
+        assert tried == [(2, False), (3, True)], after["subtree"]
+        return
     kept, moved = after["slimupdate_kept_moved"]
     assert kept > moved > 0
-    # Same entries as the model's tables, LID by LID, on every switch.
-    rows = lambda t: set(zip(*(t.entries()[k] for k in ("switch_guid", "lid", "port"))))  # noqa: E731
-    assert rows(read_back) == rows(model.tables)
 
 
 @pytest.mark.parametrize("method", ["itrc", "ftree-minrc"])
@@ -239,7 +265,8 @@ def test_live_vm_migration_observed_equals_predicted(tmp_path: Path, method: str
         model = VirtualFabric.from_fabric(before, "prepopulated")
         model.set_tables(read_lfts(sm.dump_dir / "opensm-lfts.dump", before))
         plan = model.migrate("vm0", "#31", method=method)  # applied to the model
-        answer = sm.ctl(f"migrate vm0 #31 {method}")
+        # The paper's one-step plan fails the transition check: sent with check=report.
+        answer = sm.ctl(f"migrate vm0 #31 {method} check=report")
         assert answer["ok"], answer
         r = answer["result"]
         seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
@@ -250,11 +277,63 @@ def test_live_vm_migration_observed_equals_predicted(tmp_path: Path, method: str
     assert all(f.startswith("set-vguid") for f in r["failures"]), r
     assert r["observed_switch_smps"] == r["predicted_switch_smps"] == plan["switch_smps"], (r, plan)
     assert r["observed_hypervisor_smps"] == r["predicted_hypervisor_smps"] == plan["hypervisor_smps"]
+    # The SM's transition verdict is the offline model's.
+    assert r["transition"]["policy"] == "report"
+    assert r["transition"]["deadlock_free"] == plan["transition"]["deadlock_free"], (r["transition"], plan["transition"])
     rows = lambda t: set(zip(*(t.entries()[k] for k in ("switch_guid", "lid", "port"))))  # noqa: E731
     assert rows(read_back) == rows(model.tables())
     dst_vf_guid = next(n for n in model.fabric().nodes() if n["lid"] == r["vm_lid"])["guid"]
     assert f"{dst_vf_guid:x}" in out.replace("0x", "").lower(), out
     assert full["ok"] is False, full
+
+
+def test_live_migration_unsafe_transition_refused_then_partially_static_sent(tmp_path: Path) -> None:
+    """The transition (deadlock) check of [vswitch] runs on the plan before
+    any SMP: vm0 leaving its leaf in one step could deadlock while switches
+    hold old and new entries (a leaf ↔ middle-switch cycle in old ∪ new), so
+    the SM refuses it by default — nothing is sent, the fabric is unchanged —
+    and the partially static plan (invalidation first, each phase checked)
+    is sent: observed SMPs = the model's, tables read back = the model's,
+    the VM reachable at its new VF."""
+    from ibcloud.tables import read_lfts
+    from ibcloud.vswitch import VirtualFabric
+
+    built = VirtualFabric.virtualize(Fabric.generate("4-ary-2-full"), vfs=2, scheme="prepopulated")
+    for h in range(0, built.num_hypervisors, 3):
+        built.boot_vm(f"vm{h}", f"#{h}")
+    net = tmp_path / "virtual.net"
+    built.fabric().write(net)
+    rows = lambda t: set(zip(*(t.entries()[k] for k in ("switch_guid", "lid", "port"))))  # noqa: E731
+    with IbSim(net) as sim, SmDaemon(sim, engine="vswitch-ftree", args=["--sweep-interval", "60"]) as sm:
+        before = Fabric.read(sm.dump_dir / "fabric.topo")
+        model = VirtualFabric.from_fabric(before, "prepopulated")
+        installed = read_lfts(sm.dump_dir / "opensm-lfts.dump", before)
+        model.set_tables(installed)
+        sent = sm.ctl("counters")["result"]["total_sent"]
+        refused = sm.ctl("migrate vm0 #31 itrc")
+        unchanged = sm.ctl("counters")["result"]["total_sent"] == sent
+        seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
+        held = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
+        plan = model.migrate("vm0", "#31", method="itrc", partially_static=True)
+        answer = sm.ctl("migrate vm0 #31 itrc partial")
+        read_back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
+        r = answer["result"]
+        out = sim.run_client(["smpquery", "nodeinfo", str(r["vm_lid"])]).stdout
+        status = sm.ctl("status")["result"]
+    assert refused["ok"] is False and "transition check" in refused["error"], refused
+    t = refused["result"]["transition"]
+    assert t["policy"] == "refuse" and not t["deadlock_free"] and len(t["cycle"]) >= 2, t
+    assert refused["result"]["observed_switch_smps"] == 0 and unchanged
+    assert rows(held) == rows(installed)  # the refusal left every switch as it was
+    assert answer["ok"], answer
+    t = r["transition"]
+    assert t["deadlock_free"] and not t["one_step_deadlock_free"] and "partially static" in t["checked"], t
+    assert r["observed"]["invalidate"] > 0
+    assert r["observed_switch_smps"] == r["predicted_switch_smps"] == plan["switch_smps"], (r, plan)
+    assert rows(read_back) == rows(model.tables())
+    dst_vf_guid = next(n for n in model.fabric().nodes() if n["lid"] == r["vm_lid"])["guid"]
+    assert f"{dst_vf_guid:x}" in out.replace("0x", "").lower(), out
+    assert status["last_migration"]["transition"]["deadlock_free"]
 
 
 def test_a_second_sm_finds_opensm_master_and_stays_standby(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@
 //! - [`metabase`]: Paper IV's metabase-aided routing (mFatTree): leaf-to-leaf
 //!   spanning trees (phase I) kept in a metabase, assigned to nodes (phase
 //!   II), node-order reconfiguration (Algorithm 5);
+//! - [`completion`]: a second update phase filling the entries the
+//!   path-keeping methods leave blank after a fault (switches' own traffic);
 //! - [`report`]: the change metrics all of them report;
 //! - [`method`]: one call for event + method + verification + report;
 //! - [`experiments`]: the papers' experiments, for the reproduction and benchmarks.
@@ -37,6 +39,7 @@
 //! ```
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub mod completion;
 mod error;
 pub mod event;
 pub mod experiments;

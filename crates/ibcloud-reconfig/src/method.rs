@@ -12,6 +12,9 @@
 //!   end of a failed/restored link) is re-routed, with ftree or NoFTree.
 //!   Meant for performance-driven changes; after a fault the verification
 //!   shows whether the sub-tree was enough;
+//! - **subtree-grow**: the sub-tree of **subtree**, grown one level at a
+//!   time until the verification passes (`subtree::repair`): what an SM
+//!   can use after a fault (`ibcloud sm run --reconfig subtree`);
 //! - **slimupdate**: Paper IV Algorithms 1–3 from the installed tables;
 //! - **metabase**: Paper IV Algorithm 4 — phase I again if the switch
 //!   topology changed, phase II only otherwise (node events, a new order).
@@ -29,7 +32,8 @@ use crate::metabase::{reroute, Metabase, MetabaseOptions};
 use crate::report::{changed_paths, ChangeReport};
 use crate::slimupdate::{roots_of, slim_update, SlimUpdateOptions, SlimUpdateStats};
 use crate::subtree::{
-    check, ranks, Check, Subtree, SubtreeEngine, SubtreeOptions, SubtreeReconfigurer,
+    changed_links, check, nodes_for_links, ranks, repair, Check, Repair, Subtree, SubtreeEngine,
+    SubtreeOptions, SubtreeReconfigurer,
 };
 
 /// How to re-route.
@@ -39,6 +43,8 @@ pub enum Method {
     Full,
     /// Paper III's sub-tree reconfiguration around these nodes (empty: from the event).
     Subtree(Vec<NodeId>),
+    /// Paper III's sub-tree grown until verified (empty: from the event).
+    SubtreeGrow(Vec<NodeId>),
     /// Paper IV's SlimUpdate.
     SlimUpdate,
     /// Paper IV's metabase (Algorithm 4); the metabase file to load and save.
@@ -46,16 +52,17 @@ pub enum Method {
 }
 
 impl Method {
-    /// Parses `full`, `subtree`, `slimupdate`, `metabase`.
+    /// Parses `full`, `subtree`, `subtree-grow`, `slimupdate`, `metabase`.
     pub fn parse(name: &str) -> Result<Self, ReconfigError> {
         Ok(match name {
             "full" => Self::Full,
             "subtree" => Self::Subtree(Vec::new()),
+            "subtree-grow" => Self::SubtreeGrow(Vec::new()),
             "slimupdate" => Self::SlimUpdate,
             "metabase" => Self::Metabase(None),
             other => {
                 return Err(ReconfigError::BadOptions(format!(
-                    "unknown method '{other}' (full, subtree, slimupdate, metabase)"
+                    "unknown method '{other}' (full, subtree, subtree-grow, slimupdate, metabase)"
                 )))
             }
         })
@@ -65,6 +72,7 @@ impl Method {
         match self {
             Self::Full => "full",
             Self::Subtree(_) => "subtree",
+            Self::SubtreeGrow(_) => "subtree-grow",
             Self::SlimUpdate => "slimupdate",
             Self::Metabase(_) => "metabase",
         }
@@ -107,6 +115,8 @@ pub struct Outcome {
     pub check: Option<Check>,
     /// The sub-tree (subtree method).
     pub subtree: Option<Subtree>,
+    /// The sub-trees tried (subtree-grow method).
+    pub subtree_repair: Option<Repair>,
     /// SlimUpdate's kept/moved choices (slimupdate method).
     pub slimupdate: Option<SlimUpdateStats>,
     /// Whether the metabase was rebuilt (metabase method).
@@ -144,6 +154,7 @@ pub fn reconfigure(
     let mut sub = None;
     let mut slim = None;
     let mut rebuilt = None;
+    let mut repaired = None;
     let t0 = Instant::now();
     let new = match method {
         Method::Full => {
@@ -180,6 +191,27 @@ pub fn reconfigure(
                 ("apply".to_owned(), res.times.apply.as_secs_f64()),
             ];
             sub = Some(res.subtree);
+            t
+        }
+        Method::SubtreeGrow(nodes) => {
+            let nodes = if !nodes.is_empty() {
+                nodes.clone()
+            } else {
+                let links = match event {
+                    Some(Event::FailLink(_))
+                    | Some(Event::RestoreLink(_))
+                    | Some(Event::FailSwitch(_))
+                    | Some(Event::RestoreSwitch(_)) => changed_links(&before, &now),
+                    _ => Vec::new(),
+                };
+                if links.is_empty() {
+                    default_nodes(state.base(), event)?
+                } else {
+                    nodes_for_links(state.base(), &links, &tree_opts)?
+                }
+            };
+            let (t, rep) = repair(&before, old, &now, &nodes, &tree_opts)?;
+            repaired = Some(rep);
             t
         }
         Method::SlimUpdate => {
@@ -269,6 +301,7 @@ pub fn reconfigure(
                 .collect(),
             check,
             subtree: sub,
+            subtree_repair: repaired,
             slimupdate: slim,
             metabase_rebuilt: rebuilt,
         },

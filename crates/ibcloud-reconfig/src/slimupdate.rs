@@ -32,7 +32,9 @@
 //!   port; a switch from which the leaf cannot be reached at all (e.g. a
 //!   middle switch that lost its only link to it) gets no entry, so that no
 //!   old down-going entry meets a new up-going one during the transition.
-//! - **Switch LIDs**: min-hop up/down, keeping old ports (see
+//! - **Switch LIDs**: min-hop up/down, keeping old ports; a leaf left
+//!   without an up/down path to a switch after a failure gets a route with
+//!   one down→up turn, so every CA still reaches every switch (see
 //!   `switch_lids`).
 //!
 //! The result is deterministic; the third level of 3-level trees is balanced

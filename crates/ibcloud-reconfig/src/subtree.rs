@@ -475,3 +475,160 @@ impl<'a> SubtreeReconfigurer<'a> {
         Ok((new, result))
     }
 }
+
+/// One sub-tree tried by [`repair`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepairAttempt {
+    /// Levels of the sub-tree (2 = leaves and one level above).
+    pub levels: u32,
+    /// Whether it is the whole tree.
+    pub full: bool,
+    /// Switches re-routed.
+    pub switches: usize,
+    /// Compute nodes re-routed.
+    pub destinations: usize,
+    /// What it changed (switch-LID repairs included).
+    pub changes: ChangeReport,
+    /// CA pairs checked and reachable, credit loops, down→up turns.
+    pub check: Check,
+}
+
+/// What [`repair`] did: every sub-tree tried, smallest first; the last is
+/// the one whose tables were returned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Repair {
+    /// The nodes the sub-tree had to hold.
+    pub nodes: Vec<NodeId>,
+    /// Attempts, smallest sub-tree first.
+    pub attempts: Vec<RepairAttempt>,
+    /// The returned tables passed the check.
+    pub verified: bool,
+}
+
+/// Links present in one fabric and not in the other (same node ids): what
+/// failed or came back between two sweeps.
+pub fn changed_links(before: &Fabric, now: &Fabric) -> Vec<ibcloud_fabric::Link> {
+    let key = |l: ibcloud_fabric::Link| (l.a, l.b);
+    let a: std::collections::BTreeSet<_> = before.links().map(key).collect();
+    let b: std::collections::BTreeSet<_> = now.links().map(key).collect();
+    a.symmetric_difference(&b)
+        .map(|&(a, b)| ibcloud_fabric::Link { a, b })
+        .collect()
+}
+
+/// The leaves a sub-tree must hold after `links` changed (failed or came
+/// back): per link its lower end (higher OpenSM rank, ranked on `before`
+/// with `roots`) when it is a leaf, else the first leaf below it.
+pub fn nodes_for_links(
+    before: &Fabric,
+    links: &[ibcloud_fabric::Link],
+    options: &EngineOptions,
+) -> Result<Vec<NodeId>, ReconfigError> {
+    let tree = FatTree::build(before, options).map_err(ReconfigError::from_tree)?;
+    let rank = ranks(before, &tree);
+    let mut out = Vec::new();
+    for l in links {
+        let (a, b) = (l.a.node, l.b.node);
+        let lower = match (rank[a.index()], rank[b.index()]) {
+            (Some(x), Some(y)) => {
+                if x >= y {
+                    a
+                } else {
+                    b
+                }
+            }
+            // A CA's link: its switch.
+            (Some(_), None) => a,
+            (None, Some(_)) => b,
+            (None, None) => continue,
+        };
+        // Down from `lower` to the first leaf.
+        let mut s = lower;
+        while let Some(i) = tree.index_of(s) {
+            if tree.is_leaf(i) {
+                out.push(s);
+                break;
+            }
+            let r = rank[s.index()];
+            match before
+                .neighbors(s)
+                .map(|(_, x)| x.node)
+                .find(|x| rank[x.index()].is_some_and(|rx| Some(rx) > r))
+            {
+                Some(x) => s = x,
+                None => break,
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Paper III's sub-tree reconfiguration applied to a fault: the smallest
+/// sub-tree holding `nodes` is re-routed with ftree on `now` (the fabric
+/// after the event, ranked with `options`' roots, i.e. as before it) and
+/// the result verified ([`check`]: all CA pairs, credit loops, down→up turns
+/// in old ∪ new); while the check fails the sub-tree grows by one level,
+/// up to the whole tree. Paper III re-routes a sub-tree for a
+/// performance-driven change, where every old entry still works; after a
+/// fault, switches outside a small sub-tree may still send traffic into the
+/// broken link (e.g. roots into the middle switch that lost its link to a
+/// leaf), which is why the growth — an SM policy, not the paper's — is
+/// needed. Switch-LID entries are re-routed as SlimUpdate does (min-hop
+/// up/down keeping old ports), so only broken ones change.
+pub fn repair(
+    before: &Fabric,
+    old: &ForwardingTables,
+    now: &Fabric,
+    nodes: &[NodeId],
+    options: &EngineOptions,
+) -> Result<(ForwardingTables, Repair), ReconfigError> {
+    let r = SubtreeReconfigurer::new(now, options)?;
+    let height = r.topo.leaf_rank + 1;
+    let mut attempts = Vec::new();
+    let mut last = None;
+    if nodes.is_empty() {
+        return Ok((
+            old.clone(),
+            Repair {
+                nodes: Vec::new(),
+                attempts,
+                verified: true,
+            },
+        ));
+    }
+    for k in 2.min(height)..=height {
+        let mut new = old.clone();
+        let res = r.reconfigure_in_place(
+            &mut new,
+            nodes,
+            &SubtreeEngine::Ftree,
+            &SubtreeOptions { min_levels: k },
+        )?;
+        crate::switch_lids::route_switch_lids(&r.topo, now, Some(old), &mut new);
+        let c = check(before, old, now, &new, &r.rank, &[])?;
+        let ok = c.ok();
+        attempts.push(RepairAttempt {
+            levels: res.subtree.levels,
+            full: res.subtree.full,
+            switches: res.subtree.switches.len(),
+            destinations: res.subtree.destinations.len(),
+            changes: ChangeReport::between(old, &new),
+            check: c,
+        });
+        last = Some(new);
+        if ok || res.subtree.full {
+            break;
+        }
+    }
+    let verified = attempts.last().is_some_and(|a| a.check.ok());
+    Ok((
+        last.unwrap_or_else(|| old.clone()),
+        Repair {
+            nodes: nodes.to_vec(),
+            attempts,
+            verified,
+        },
+    ))
+}

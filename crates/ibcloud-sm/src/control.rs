@@ -9,7 +9,7 @@
 //! | `counters` | SMPs sent by kind, retries, timeouts, … |
 //! | `sweep` | runs a heavy sweep now and returns its report |
 //! | `light` | runs a light sweep now (and a heavy one if it finds a change) |
-//! | `migrate VM HYP [itrc\|ftree-minrc\|full] [partial]` | live VM migration on a vSwitch fabric |
+//! | `migrate VM HYP [itrc\|ftree-minrc\|full] [partial] [check=refuse\|report\|off]` | live VM migration on a vSwitch fabric, after the transition (deadlock) check; a refused plan answers `ok: false` with the report |
 //! | `stop` | stops the SM after answering |
 //!
 //! Everything runs on one thread: a command waits for the sweep in
@@ -70,6 +70,7 @@ pub fn status<T: Transport>(sm: &SubnetManager<T>) -> Value {
         "uptime_seconds": sm.uptime(),
         "smps_sent": sm.mads.counters.total_sent,
         "last_sweep": sm.last_report,
+        "last_migration": sm.last_migration,
     })
 }
 
@@ -93,20 +94,37 @@ fn handle<T: Transport>(sm: &mut SubnetManager<T>, line: &str) -> (Value, bool) 
         },
         "stop" => (json!({"ok": true, "result": "stopping"}), true),
         c if c.starts_with("migrate ") => {
+            const USAGE: &str = "usage: migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial] [check=refuse|report|off]";
             let words: Vec<&str> = c.split_whitespace().collect();
             if words.len() < 3 {
-                return err(
-                    "usage: migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]".into(),
-                );
+                return err(USAGE.into());
             }
-            let method =
-                match ibcloud_vswitch::Method::parse(words.get(3).copied().unwrap_or("itrc")) {
-                    Ok(m) => m,
-                    Err(e) => return err(e.to_string()),
-                };
-            let partial = words.get(4) == Some(&"partial");
-            match sm.migrate(words[1], words[2], method, partial) {
-                Ok(r) => ok(serde_json::to_value(r).unwrap_or(Value::Null)),
+            let mut method = ibcloud_vswitch::Method::parse("itrc").expect("itrc is a method");
+            let mut partial = false;
+            let mut policy = crate::migrate::TransitionPolicy::default();
+            for w in &words[3..] {
+                if *w == "partial" {
+                    partial = true;
+                } else if let Some(p) = w.strip_prefix("check=") {
+                    match crate::migrate::TransitionPolicy::parse(p) {
+                        Ok(p) => policy = p,
+                        Err(e) => return err(format!("{e}; {USAGE}")),
+                    }
+                } else {
+                    match ibcloud_vswitch::Method::parse(w) {
+                        Ok(m) => method = m,
+                        Err(e) => return err(format!("{e}; {USAGE}")),
+                    }
+                }
+            }
+            match sm.migrate(words[1], words[2], method, partial, policy) {
+                Ok(r) => match &r.refused {
+                    Some(why) => (
+                        json!({"ok": false, "error": why, "result": serde_json::to_value(&r).unwrap_or(Value::Null)}),
+                        false,
+                    ),
+                    None => ok(serde_json::to_value(r).unwrap_or(Value::Null)),
+                },
                 Err(e) => err(e.to_string()),
             }
         }

@@ -12,6 +12,18 @@
 //!
 //! Blocks the plan does not count (vSwitch LFTs) but that differ afterwards
 //! are sent too and reported apart, so the fabric ends exactly as the model.
+//!
+//! **Transition check.** Before anything is sent, the plan goes through
+//! `ibcloud-vswitch`'s transition check ([`ibcloud_vswitch::safety::transition`]):
+//! the channel dependency graph of the union of old and new routes, because
+//! while the SMPs travel some switches hold old and others new entries. With
+//! [`TransitionPolicy::Refuse`] (the default) a plan whose union has a cycle
+//! is refused and nothing is sent; [`TransitionPolicy::Report`] sends it and
+//! reports the cycle; `Off` skips the check. A partially static plan is
+//! checked as it runs: its invalidation phase only removes entries (old ∪
+//! invalidated = old) and its update phase only adds (invalidated ∪ new =
+//! new), so the old and the new tables are each checked, and the SM waits for
+//! every invalidation to be acknowledged before it sends the first update.
 
 use crate::discover::Discovery;
 use crate::mads::{Mads, Request};
@@ -20,6 +32,7 @@ use crate::transport::Transport;
 use crate::wire::{attr, LinkState, PortInfoRepr, Route, SMP_DATA_LEN};
 use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::{Fabric, Lid, NodeId, PortRef};
+use ibcloud_vswitch::safety::{transition, TransitionReport};
 use ibcloud_vswitch::{Method, Plan, Scheme, SmpKind, VirtualFabric};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -54,8 +67,103 @@ pub struct MigrationReport {
     pub extra_blocks: usize,
     /// SMPs that failed, with the reason.
     pub failures: Vec<String>,
+    /// The transition check (None with [`TransitionPolicy::Off`]).
+    pub transition: Option<TransitionCheck>,
+    /// Why the SM refused the plan (nothing was sent), if it did.
+    pub refused: Option<String>,
     /// Seconds from the decision to the last acknowledgement.
     pub seconds: f64,
+}
+
+/// What the SM does when the transition check finds a possible deadlock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum TransitionPolicy {
+    /// Refuse the plan; nothing is sent.
+    #[default]
+    Refuse,
+    /// Send it and report the cycle.
+    Report,
+    /// Do not check.
+    Off,
+}
+
+impl TransitionPolicy {
+    /// Parses `refuse`, `report` or `off`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "refuse" => Ok(Self::Refuse),
+            "report" => Ok(Self::Report),
+            "off" => Ok(Self::Off),
+            o => Err(format!(
+                "unknown transition check policy '{o}' (refuse, report, off)"
+            )),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Self::Refuse => "refuse",
+            Self::Report => "report",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// The transition check of one migration, as the SM ran it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TransitionCheck {
+    /// `refuse` or `report`.
+    pub policy: String,
+    /// What was checked: `old ∪ new` (one-step update) or `old, then new`
+    /// (partially static: invalidation phase, update phase).
+    pub checked: String,
+    /// No possible deadlock in what is checked.
+    pub deadlock_free: bool,
+    /// A cycle's channels (`'switch' port N`), when there is one.
+    pub cycle: Vec<String>,
+    /// Channels and dependencies of the (largest) graph checked.
+    pub channels: usize,
+    /// Distinct dependencies.
+    pub dependencies: usize,
+    /// The one-step (old ∪ new) verdict, also for a partially static plan:
+    /// whether the plan would have needed it.
+    pub one_step_deadlock_free: bool,
+    /// Seconds the check took.
+    pub seconds: f64,
+}
+
+/// Runs the transition check of `plan` on `vf` (tables before the plan).
+pub fn check_transition(
+    vf: &VirtualFabric,
+    plan: &Plan,
+    policy: TransitionPolicy,
+) -> Result<TransitionCheck, String> {
+    let t0 = Instant::now();
+    let one_step = transition(vf, plan);
+    let (checked, verdict): (&str, TransitionReport) = if plan.partially_static {
+        // Each phase is as safe as the tables it ends in: check old, then new.
+        let mut none = plan.clone();
+        none.writes.clear();
+        let old = transition(vf, &none);
+        let mut after = vf.clone();
+        after
+            .set_tables(vf.tables_after(plan))
+            .map_err(|e| e.to_string())?;
+        let new = transition(&after, &none);
+        let worse = if old.deadlock_free { new } else { old };
+        ("old, then new (partially static)", worse)
+    } else {
+        ("old ∪ new", one_step.clone())
+    };
+    Ok(TransitionCheck {
+        policy: policy.name().into(),
+        checked: checked.into(),
+        deadlock_free: verdict.deadlock_free,
+        cycle: verdict.cycle,
+        channels: verdict.channels,
+        dependencies: verdict.dependencies,
+        one_step_deadlock_free: one_step.deadlock_free,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
 }
 
 /// One plan SMP ready to send: its kind, the request, and the discovered
@@ -106,6 +214,7 @@ pub fn migrate<T: Transport>(
     dst: &str,
     method: Method,
     partially_static: bool,
+    policy: TransitionPolicy,
 ) -> Result<MigrationReport, String> {
     let started = Instant::now();
     // The VM placement lives in the virtual model (NodeDescriptions on the
@@ -139,8 +248,30 @@ pub fn migrate<T: Transport>(
         observed_hypervisor_smps: 0,
         extra_blocks: 0,
         failures: Vec::new(),
+        transition: None,
+        refused: None,
         seconds: 0.0,
     };
+    // The transition check, on the plan, before any SMP.
+    if policy != TransitionPolicy::Off {
+        let c = check_transition(vf, &plan, policy)?;
+        if !c.deadlock_free && policy == TransitionPolicy::Refuse {
+            report.refused = Some(format!(
+                "transition check: while the switches move from the old to the new entries, \
+                 {} can deadlock (cycle of {} channels: {}); nothing was sent. Migrate \
+                 partially static (`partial`: invalidation first) or pass `check=report` to \
+                 send it anyway",
+                c.checked,
+                c.cycle.len(),
+                c.cycle.join(" → ")
+            ));
+        }
+        report.transition = Some(c);
+        if report.refused.is_some() {
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+    }
     // Build every SMP first (nothing is sent for a plan that cannot be addressed).
     let mut reqs: Vec<PlannedSmp> = Vec::new();
     for smp in &plan.smps {
@@ -150,10 +281,13 @@ pub fn migrate<T: Transport>(
                 let data = if smp.kind == SmpKind::Lft {
                     block_of(after.table(smp.node), smp.block)
                 } else {
+                    // The migrating LIDs (the VM's, and with a swap the
+                    // destination VF's) that fall in this block go to 255.
                     let mut b = block_of(tables.table(smp.node), smp.block);
-                    let at = plan.vm_lid.0 as usize - smp.block as usize * Lid::PER_LFT_BLOCK;
-                    if let Some(x) = b.get_mut(at) {
-                        *x = 0xff;
+                    for l in std::iter::once(plan.vm_lid).chain(plan.swapped_lid) {
+                        if l.0 as u32 / Lid::PER_LFT_BLOCK as u32 == smp.block {
+                            b[l.0 as usize % Lid::PER_LFT_BLOCK] = 0xff;
+                        }
                     }
                     b
                 };
@@ -199,8 +333,15 @@ pub fn migrate<T: Transport>(
             }
         }
     }
+    // Partially static: every invalidation acknowledged before the first
+    // update is sent (the window would otherwise overlap the two phases).
+    let split = reqs
+        .iter()
+        .position(|r| r.0 != SmpKind::Invalidate)
+        .unwrap_or(reqs.len());
     let only: Vec<Request> = reqs.iter().map(|r| r.1.clone()).collect();
-    let answers = mads.run(&only);
+    let mut answers = mads.run(&only[..split]);
+    answers.extend(mads.run(&only[split..]));
     for ((kind, req, port), ans) in reqs.into_iter().zip(answers) {
         *report
             .observed

@@ -67,16 +67,37 @@ pub enum Reconfig {
     /// up-port choices where they still work. Falls back to the engine when
     /// nodes appeared or disappeared (node ids must match).
     SlimUpdate,
+    /// Paper III's sub-tree reconfiguration around the links that changed,
+    /// grown one level at a time until ibcloud's verification passes
+    /// (`ibcloud_reconfig::subtree::repair`); falls back to the engine like
+    /// SlimUpdate.
+    Subtree,
+}
+
+/// The second update phase after SlimUpdate or the sub-tree: entries for
+/// the switches the method leaves blank (their own LID-routed answers and
+/// traps), sent after the first phase when every CA pair is reachable.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Completion {
+    /// Every CA pair reachable after the first phase (the condition).
+    pub ca_pairs_reachable: bool,
+    /// Entries added.
+    pub entries_added: u64,
+    /// LFT blocks that differ (the model's count of the SMPs).
+    pub predicted_lft_blocks: u64,
+    /// What was sent (None when nothing was needed or the condition failed).
+    pub program: Option<ProgramReport>,
 }
 
 impl Reconfig {
-    /// Parses `full` or `slimupdate`.
+    /// Parses `full`, `slimupdate` or `subtree`.
     pub fn parse(s: &str) -> Result<Self, SmError> {
         match s {
             "full" => Ok(Self::Full),
             "slimupdate" => Ok(Self::SlimUpdate),
+            "subtree" => Ok(Self::Subtree),
             o => Err(SmError::Refused(format!(
-                "unknown reconfiguration '{o}' (full, slimupdate)"
+                "unknown reconfiguration '{o}' (full, slimupdate, subtree)"
             ))),
         }
     }
@@ -146,6 +167,11 @@ pub struct SweepReport {
     pub method: String,
     /// SlimUpdate's kept and moved up-port choices.
     pub slimupdate_kept_moved: Option<(u64, u64)>,
+    /// The sub-trees tried (`--reconfig subtree`): nodes, levels, changes, checks.
+    pub subtree: Option<ibcloud_reconfig::subtree::Repair>,
+    /// SlimUpdate and the sub-tree: the second phase, sent once the first is
+    /// acknowledged (`ibcloud_reconfig::completion`).
+    pub completion: Option<Completion>,
     /// LFT blocks whose entries differ between the previous tables and the
     /// new ones (the model's count of the SMPs a differential update needs;
     /// None on the first sweep or when node ids changed).
@@ -192,6 +218,8 @@ pub struct SubnetManager<T: Transport> {
     pub state: SmState,
     /// The vSwitch view (VM placement) since the last heavy sweep.
     pub virtual_fabric: Option<ibcloud_vswitch::VirtualFabric>,
+    /// The last migration's report (refused ones included), for `status`.
+    pub last_migration: Option<crate::migrate::MigrationReport>,
     started: Instant,
 }
 
@@ -219,6 +247,7 @@ impl<T: Transport> SubnetManager<T> {
             last_report: None,
             state: SmState::Discovering,
             virtual_fabric: None,
+            last_migration: None,
             started: Instant::now(),
         })
     }
@@ -310,8 +339,11 @@ impl<T: Transport> SubnetManager<T> {
         report.max_lid = fabric.max_lid();
         let t_route = Instant::now();
         let slim = self.config.reconfig == Reconfig::SlimUpdate && aligned;
+        let subtree = self.config.reconfig == Reconfig::Subtree && aligned;
         report.method = if slim {
             "slimupdate".into()
+        } else if subtree {
+            "subtree".into()
         } else {
             self.config.engine.clone()
         };
@@ -334,13 +366,30 @@ impl<T: Transport> SubnetManager<T> {
                 }
             })
             .map_err(|e| e.to_string())
+        } else if subtree {
+            let prev = self
+                .subnet
+                .as_ref()
+                .expect("aligned implies a previous subnet");
+            subtree_reroute(&prev.fabric, &prev.tables, &fabric).and_then(|(tables, rep)| {
+                let verified = rep.verified;
+                report.subtree = Some(rep);
+                if verified {
+                    Ok(ibcloud_routing::Routing {
+                        tables,
+                        path_sls: None,
+                    })
+                } else {
+                    Err("subtree: even the whole tree fails ibcloud's verification".into())
+                }
+            })
         } else {
             ibcloud_routing::registry::engine(&self.config.engine, &EngineOptions::default())
                 .and_then(|e| e.route(&fabric))
                 .map_err(|e| e.to_string())
         };
         report.routing_seconds = t_route.elapsed().as_secs_f64();
-        let (tables, sls) = match routed {
+        let (mut tables, sls) = match routed {
             Ok(r) => {
                 report.engine = Some(self.config.engine.clone());
                 (r.tables, r.path_sls)
@@ -379,6 +428,10 @@ impl<T: Transport> SubnetManager<T> {
             sm_lid,
             options,
         );
+        if (slim || subtree) && report.program.failures.is_empty() {
+            report.completion =
+                Some(self.complete(&mut d, &ids, &fabric, &mut tables, sm_lid, options));
+        }
         self.state = SmState::Master;
         let guid = d.nodes[d.sm_port.0]
             .port_guids
@@ -502,6 +555,7 @@ impl<T: Transport> SubnetManager<T> {
         dst: &str,
         method: ibcloud_vswitch::Method,
         partially_static: bool,
+        policy: crate::migrate::TransitionPolicy,
     ) -> Result<crate::migrate::MigrationReport, SmError> {
         let scheme = self.config.vswitch_scheme;
         let s = self
@@ -521,8 +575,13 @@ impl<T: Transport> SubnetManager<T> {
             dst,
             method,
             partially_static,
+            policy,
         )
         .map_err(SmError::Refused)?;
+        self.last_migration = Some(r.clone());
+        if r.refused.is_some() {
+            return Ok(r);
+        }
         if self.config.sa {
             let service = crate::sa::SaService::new(
                 s.fabric.clone(),
@@ -534,6 +593,57 @@ impl<T: Transport> SubnetManager<T> {
         }
         self.write_files()?;
         Ok(r)
+    }
+
+    /// The second update phase (see [`Completion`]); `tables` become the
+    /// completed ones when they are sent.
+    fn complete(
+        &mut self,
+        d: &mut Discovery,
+        ids: &[NodeId],
+        fabric: &Fabric,
+        tables: &mut ForwardingTables,
+        sm_lid: u16,
+        options: ProgramOptions,
+    ) -> Completion {
+        use ibcloud_routing::verify::{verify, VerifyOptions};
+        let mut c = Completion::default();
+        let opts = VerifyOptions {
+            credit_loops: false,
+            max_failures: 0,
+            ..VerifyOptions::default()
+        };
+        c.ca_pairs_reachable = verify(fabric, tables, None, &opts)
+            .map(|r| r.pairs == r.reachable)
+            .unwrap_or(false);
+        if !c.ca_pairs_reachable {
+            return c;
+        }
+        let Ok((done, added)) =
+            ibcloud_reconfig::completion::complete_blank_entries(fabric, tables)
+        else {
+            return c;
+        };
+        c.entries_added = added;
+        if added == 0 {
+            return c;
+        }
+        c.predicted_lft_blocks = fabric
+            .switches()
+            .map(|sw| tables.changed_blocks(&done, sw).len() as u64)
+            .sum();
+        c.program = Some(bring_up(
+            &mut self.mads,
+            d,
+            ids,
+            fabric,
+            &done,
+            &mut self.held,
+            sm_lid,
+            options,
+        ));
+        *tables = done;
+        c
     }
 
     /// One light sweep: SwitchInfo of every known switch. Returns the reason
@@ -576,4 +686,28 @@ impl<T: Transport> SubnetManager<T> {
         }
         None
     }
+}
+
+/// `--reconfig subtree`: the links that changed between two sweeps, the
+/// leaves below them, and Paper III's sub-tree grown until verified, with
+/// the roots of the fabric before (a degraded tree is ranked as before).
+fn subtree_reroute(
+    before: &Fabric,
+    old: &ibcloud_fabric::lft::ForwardingTables,
+    now: &Fabric,
+) -> Result<
+    (
+        ibcloud_fabric::lft::ForwardingTables,
+        ibcloud_reconfig::subtree::Repair,
+    ),
+    String,
+> {
+    use ibcloud_reconfig::subtree::{changed_links, nodes_for_links, repair};
+    let opts = EngineOptions {
+        roots: Some(ibcloud_reconfig::slimupdate::roots_of(before).map_err(|e| e.to_string())?),
+        ..EngineOptions::default()
+    };
+    let links = changed_links(before, now);
+    let nodes = nodes_for_links(before, &links, &opts).map_err(|e| e.to_string())?;
+    repair(before, old, now, &nodes, &opts).map_err(|e| e.to_string())
 }

@@ -176,4 +176,101 @@ fn slimupdate_after_a_link_failure_sends_exactly_the_predicted_blocks() {
     assert_eq!(Some(observed), r.predicted_lft_blocks);
     assert!(observed > 0);
     assert!(r.program.failures.is_empty());
+    // Second phase: the switches left blank get their entries, as predicted.
+    let c = r.completion.as_ref().unwrap();
+    assert!(c.ca_pairs_reachable && c.entries_added > 0, "{c:?}");
+    let p = c.program.as_ref().unwrap();
+    assert_eq!(
+        p.smps["Set LinearForwardingTable"] as u64,
+        c.predicted_lft_blocks
+    );
+    assert!(p.failures.is_empty());
+}
+
+#[test]
+fn an_unsafe_migration_is_refused_before_any_smp_and_partial_is_accepted() {
+    use ibcloud_sm::migrate::TransitionPolicy;
+    use ibcloud_vswitch::{Method, Scheme, VirtualFabric};
+    let p = generate::preset("4-ary-2-full").unwrap().build().unwrap();
+    let mut built = VirtualFabric::virtualize(&p, 2, Scheme::Prepopulated).unwrap();
+    built.boot_vm("vm0", 0).unwrap();
+    let f = built.fabric().clone();
+    let mut c = config();
+    c.engine = "vswitch-ftree".into();
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    let sent = sm.mads.counters.total_sent;
+    // vm0 leaves its leaf: the union of old and new routes of its LID has a
+    // leaf ↔ middle-switch cycle while the switches are half updated.
+    let r = sm
+        .migrate("vm0", "#31", Method::Itrc, false, TransitionPolicy::Refuse)
+        .unwrap();
+    let t = r.transition.as_ref().unwrap();
+    assert!(
+        !t.deadlock_free && !t.cycle.is_empty() && r.refused.is_some(),
+        "{r:?}"
+    );
+    assert_eq!(
+        sm.mads.counters.total_sent, sent,
+        "a refused plan sends nothing"
+    );
+    assert_eq!(r.observed_switch_smps, 0);
+    // Partially static: each phase is checked on its own and passes.
+    let r = sm
+        .migrate("vm0", "#31", Method::Itrc, true, TransitionPolicy::Refuse)
+        .unwrap();
+    let t = r.transition.as_ref().unwrap();
+    assert!(
+        r.refused.is_none() && t.deadlock_free && !t.one_step_deadlock_free,
+        "{r:?}"
+    );
+    assert_eq!(r.observed_switch_smps, r.predicted_switch_smps);
+    assert!(r.observed["invalidate"] > 0);
+    // `report` sends an unsafe plan and says so.
+    let r = sm
+        .migrate("vm0", "#0", Method::Itrc, false, TransitionPolicy::Report)
+        .unwrap();
+    let t = r.transition.as_ref().unwrap();
+    assert!(r.refused.is_none() && !t.deadlock_free, "{r:?}");
+    assert_eq!(r.observed_switch_smps, r.predicted_switch_smps);
+    // `off` skips the check.
+    let r = sm
+        .migrate("vm0", "#31", Method::Itrc, false, TransitionPolicy::Off)
+        .unwrap();
+    assert!(r.transition.is_none() && r.refused.is_none());
+}
+
+#[test]
+fn subtree_after_a_link_failure_grows_until_verified_and_sends_the_predicted_blocks() {
+    use ibcloud_sm::sm::Reconfig;
+    let f = generate::preset("4-ary-3-full").unwrap().build().unwrap();
+    let mut c = config();
+    c.engine = "ftree".into();
+    c.reconfig = Reconfig::Subtree;
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    let leaf = f.switches().next().unwrap();
+    let up = f
+        .neighbors(leaf)
+        .find(|(_, r)| f.node(r.node).is_switch())
+        .map(|(p, _)| PortRef::new(leaf, p))
+        .unwrap();
+    sm.mads.transport_mut().fail_link(up);
+    let why = sm.light_sweep().unwrap();
+    let r = sm.heavy_sweep(&why).unwrap();
+    assert_eq!(r.method, "subtree");
+    assert!(r.routing_error.is_none(), "{r:?}");
+    let rep = r.subtree.as_ref().unwrap();
+    // The 2-level sub-tree leaves the roots sending into the broken link;
+    // the whole 3-level tree passes.
+    let tried: Vec<(u32, bool)> = rep
+        .attempts
+        .iter()
+        .map(|a| (a.levels, a.check.ok()))
+        .collect();
+    assert_eq!(tried, vec![(2, false), (3, true)]);
+    let observed = r.program.smps["Set LinearForwardingTable"];
+    assert_eq!(Some(observed as u64), r.predicted_lft_blocks);
+    assert_eq!(observed as u64, rep.attempts[1].changes.changed_blocks);
+    assert!(r.program.failures.is_empty());
 }

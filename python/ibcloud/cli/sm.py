@@ -13,7 +13,7 @@ seconds from the start of the sweep to the last acknowledgement) is printed
 (``--json``) and written to ``--summary``.
 
 ``sm ctl SOCKET status|counters|sweep|light|stop`` talks to a running SM;
-``sm ctl SOCKET migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]``
+``sm ctl SOCKET migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial] [check=refuse|report|off]``
 migrates a VM live on a vSwitch fabric (from ``ibcloud vswitch build``):
 the planned SMPs are sent, counted and reported beside the model's.
 
@@ -144,8 +144,9 @@ def register(commands: Any) -> None:
     r.add_argument("--ca", help="CA name (default: the first)")
     r.add_argument("--port", type=int, default=0, help="port number (default: the first active)")
     r.add_argument("--priority", type=int, default=0, choices=range(16), metavar="0..15", help="SM priority")
-    r.add_argument("--reconfig", choices=["full", "slimupdate"], default="full",
-                   help="how a heavy sweep after a change re-routes: the engine again, or Paper IV's SlimUpdate")
+    r.add_argument("--reconfig", choices=["full", "slimupdate", "subtree"], default="full",
+                   help="how a heavy sweep after a change re-routes: the engine again, Paper IV's SlimUpdate, or "
+                        "Paper III's sub-tree around the changed links, grown until ibcloud's verification passes")
     r.add_argument("--vswitch-scheme", choices=["prepopulated", "dynamic"], default="prepopulated",
                    help="LID scheme of a vSwitch fabric, for live migration (ctl migrate)")
     r.add_argument("--no-sa", action="store_true", help="do not answer SubnAdmGet(PathRecord)")
@@ -155,6 +156,11 @@ def register(commands: Any) -> None:
     c = sub.add_parser("ctl", help="send a command to a running SM")
     c.add_argument("socket", type=Path, help="the SM's control socket")
     c.add_argument("cmd", nargs="+", metavar="COMMAND",
+<<<<<<< HEAD
                    help="status | counters | sweep | light | stop | migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]")
     c.add_argument("--json", action="store_true", help="print the SM's reply as JSON (default: key: value lines)")
+=======
+                   help="status | counters | sweep | light | stop | migrate VM HYPERVISOR [itrc|ftree-minrc|full] "
+                        "[partial] [check=refuse|report|off] (transition deadlock check; default refuse)")
+>>>>>>> wt-recon
     c.set_defaults(run=_ctl)

@@ -53,16 +53,38 @@ def _rows(t: Any) -> set:
     return set(zip(e["switch_guid"], e["lid"], e["port"]))
 
 
+def model_plus_completion(back: Any, model: Any, added: int) -> bool:
+    """Whether the tables read back are the model's plus exactly ``added``
+    entries where the model has none (the SM's second phase after a fault,
+    :mod:`ibcloud_reconfig::completion`, fills the switches the method
+    leaves blank).
+
+    >>> model_plus_completion.__name__
+    'model_plus_completion'
+    """
+    b, m = _rows(back), _rows(model)
+    held = {(g, lid) for g, lid, _ in m}
+    extra = b - m
+    return m <= b and len(extra) == added and all((g, lid) not in held for g, lid, _ in extra)
+
+
 @checked_ints
 def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", boot_every: int = 3,
                     moves: Sequence[tuple[str, str]] = (("vm0", "#31"),),
                     methods: Sequence[str] = ("itrc", "ftree-minrc"),
+                    check: str = "report", partially_static: bool = False,
                     workdir: Optional[Path] = None) -> list[dict[str, Any]]:
     """Per method, a fresh vSwitch fabric on ibsim (``vfs`` VFs per
     hypervisor, a VM on every ``boot_every``-th hypervisor) brought up by the
     SM with vswitch-ftree, then the ``moves`` migrated live one after the
     other; per move the model's SMPs beside the observed ones and whether
     every switch holds the model's tables afterwards.
+
+    ``check`` is the SM's transition-check policy (``refuse``, ``report``,
+    ``off``): the papers' one-step plans mostly fail the check (old and new
+    routes of the VM's LID meet in a leaf ↔ middle-switch cycle), so the
+    reproduction sends them with ``report`` and shows the verdict beside the
+    offline model's; ``partially_static`` migrates with invalidation first.
 
     >>> live_migrations.__name__
     'live_migrations'
@@ -86,10 +108,11 @@ def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", 
             model = VirtualFabric.from_fabric(before, scheme)
             model.set_tables(read_lfts(sm.dump_dir / "opensm-lfts.dump", before))
             for vm, dst in moves:
-                plan = model.migrate(vm, dst, method=method)
-                answer = sm.ctl(f"migrate {vm} {dst} {method}")
+                plan = model.migrate(vm, dst, method=method, partially_static=partially_static)
+                answer = sm.ctl(f"migrate {vm} {dst} {method} check={check}" + (" partial" if partially_static else ""))
                 if not answer["ok"]:
-                    rows.append({"preset": preset, "method": method, "vm": vm, "to": dst, "error": answer["error"]})
+                    rows.append({"preset": preset, "method": method, "vm": vm, "to": dst, "error": answer["error"],
+                                 "transition": (answer.get("result") or {}).get("transition")})
                     continue
                 r = answer["result"]
                 seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
@@ -106,16 +129,22 @@ def live_migrations(preset: str, *, vfs: int = 2, scheme: str = "prepopulated", 
                     "extra_vswitch_blocks": r["extra_blocks"], "refused_by_ibsim": r["failures"],
                     "seconds": r["seconds"], "tables_match": _rows(back) == _rows(model.tables()),
                     "vm_lid": r["vm_lid"], "vm_reachable": reachable,
+                    "transition": r["transition"],
+                    "model_one_step_deadlock_free": plan["transition"]["deadlock_free"],
                 })
     return rows
 
 
-def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftree",
+def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftree", reconfig: str = "slimupdate",
                        workdir: Optional[Path] = None) -> list[dict[str, Any]]:
     """Per link (``"sw-L1-0001:5"``), a fresh fabric brought up by the SM
-    (``--reconfig slimupdate``), the link pulled through ibsim's console,
-    and the LFT SMPs the SM sent beside SlimUpdate's changed blocks
-    predicted offline by ``ibcloud.reconfig``.
+    (``--reconfig slimupdate`` or ``subtree``), the link pulled through
+    ibsim's console, and the LFT SMPs the SM sent beside the changed blocks
+    predicted offline by ``ibcloud.reconfig`` (``slimupdate``, or
+    ``subtree-grow`` — Paper III's sub-tree grown until verified — for
+    ``subtree``), with Paper III's strict sub-tree beside for reference; then
+    the SM's second phase (entries for the switches the method leaves blank)
+    and whether every switch answers a LID-routed SMP from the SM's port.
 
     >>> live_link_failures.__name__
     'live_link_failures'
@@ -134,12 +163,14 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
     rows: list[dict[str, Any]] = []
     for link in links:
         name, port = link.rsplit(":", 1)
-        args = ["--sweep-interval", "3600", "--reconfig", "slimupdate"]
+        args = ["--sweep-interval", "3600", "--reconfig", reconfig]
         with IbSimConsole(net) as sim, SmDaemon(sim, engine=engine, args=args) as sm:
             before = Fabric.read(sm.dump_dir / "fabric.topo")
             old = read_lfts(sm.dump_dir / "opensm-lfts.dump", before)
-            model = reconfigure(before, old, "fail-link", link, method="slimupdate")
+            model = reconfigure(before, old, "fail-link", link,
+                                method="subtree-grow" if reconfig == "subtree" else reconfig)
             full = reconfigure(before, old, "fail-link", link, method="full", verify=False)
+            strict = reconfigure(before, old, "fail-link", link, method="subtree")
             node = next(n for n in before.nodes() if n["description"] == name)
             sim.command(f'Unlink "{"S" if node["kind"] == "switch" else "H"}-{node["guid"]:016x}"[{port}]')
             for _ in range(600):
@@ -150,6 +181,10 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
             last = status["last_sweep"]
             seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
             back = _read_back_by_direct_route(sim, seen, sm.dump_dir / "dr-paths")
+            silent = [n["description"] for n in seen.nodes() if n["kind"] == "switch"
+                      and sim.run_client(["smpquery", "nodedesc", str(n["lid"])], check=False).returncode != 0]
+        completion = last.get("completion") or {}
+        second = completion.get("program") or {}
         rows.append({
             "preset": preset, "link": link, "method": last["method"], "swept": status["heavy_sweeps"] > 1,
             "predicted_lft_blocks": model.changes["changed_blocks"],
@@ -157,7 +192,17 @@ def live_link_failures(preset: str, links: Sequence[str], *, engine: str = "ftre
             "sm_predicted_lft_blocks": last.get("predicted_lft_blocks"),
             "full_reroute_lft_blocks": full.changes["changed_blocks"],
             "failures": list(last["program"].get("failures", [])),
-            "tables_match": _rows(back) == _rows(model.tables), "model_ok": model.ok,
+            "tables_match": model_plus_completion(back, model.tables, completion.get("entries_added", 0)),
+            "model_ok": model.ok,
+            "second_phase_entries": completion.get("entries_added", 0),
+            "second_phase_lft_smps": (second.get("smps") or {}).get("Set LinearForwardingTable", 0),
+            "second_phase_predicted_lft_blocks": completion.get("predicted_lft_blocks", 0),
+            "switches_not_answering_lid_routed": silent,
             "discovery_smps": last["discovery_smps"], "seconds": last["seconds"],
+            "reconfig": reconfig,
+            "subtree_levels": [(a["levels"], a["check"]["reachable"] == a["check"]["pairs"]
+                                and a["check"]["credit_loop_free"] and not a["check"]["updown_violations"])
+                               for a in (last.get("subtree") or {}).get("attempts", [])],
+            "strict_subtree_lft_blocks": strict.changes["changed_blocks"], "strict_subtree_ok": strict.ok,
         })
     return rows

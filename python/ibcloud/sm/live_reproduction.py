@@ -38,6 +38,7 @@ __all__ = ["add_options", "run_vswitch", "run_reconfig", "vswitch_report", "reco
 VSWITCH_PRESET = "4-ary-2-full"
 RECONFIG_PRESET = "4-ary-3-full"
 RECONFIG_LINKS = ["sw-L1-0001:5"]
+RECONFIG_METHODS = ["slimupdate", "subtree"]
 
 
 def _move(text: str) -> str:
@@ -71,6 +72,10 @@ def add_options(parser: argparse.ArgumentParser, which: str) -> None:
                        help=f"fat tree (default {RECONFIG_PRESET})")
         g.add_argument("--live-links", nargs="+", default=RECONFIG_LINKS, metavar="NODE:PORT",
                        help=f"links pulled, one fresh fabric each (default: {' '.join(RECONFIG_LINKS)})")
+        g.add_argument("--live-methods", nargs="+", default=RECONFIG_METHODS, metavar="M",
+                       choices=RECONFIG_METHODS,
+                       help="the SM's --reconfig: slimupdate (Paper IV), subtree (Paper III's sub-tree, grown "
+                            "until verified); default both")
 
 
 def _verdict(rows: List[Dict[str, Any]], keys: List[str]) -> bool:
@@ -118,8 +123,8 @@ def vswitch_report(preset: str, vfs: int, methods: List[str], moves: List[str]) 
     }
 
 
-def reconfig_report(preset: str, links: List[str]) -> Dict[str, Any]:
-    """Pulls each link live (SlimUpdate) and returns the report.
+def reconfig_report(preset: str, links: List[str], methods: List[str] = RECONFIG_METHODS) -> Dict[str, Any]:
+    """Pulls each link live (SlimUpdate, sub-tree) and returns the report.
 
     >>> reconfig_report.__name__
     'reconfig_report'
@@ -127,18 +132,23 @@ def reconfig_report(preset: str, links: List[str]) -> Dict[str, Any]:
     from ibcloud.sm.live import live_link_failures
 
     t0 = time.perf_counter()
-    rows = live_link_failures(preset, links)
+    rows = [r for m in methods for r in live_link_failures(preset, links, reconfig=m)]
     for r in rows:
-        r["lft_blocks_equal"] = r["observed_lft_smps"] == r["predicted_lft_blocks"]
-        r["clean"] = r["swept"] and r["method"] == "slimupdate" and not r["failures"]
+        r["lft_blocks_equal"] = (r["observed_lft_smps"] == r["predicted_lft_blocks"]
+                                 and r["second_phase_lft_smps"] == r["second_phase_predicted_lft_blocks"])
+        r["clean"] = r["swept"] and r["method"] == r["reconfig"] and not r["failures"]
+        r["every_switch_answers"] = not r["switches_not_answering_lid_routed"]
     return {
         "live": "reconfig", "preset": preset, "rows": rows,
         "construction": _verdict(rows, ["lft_blocks_equal", "clean"]),
-        "evidence": _verdict(rows, ["tables_match", "model_ok"]),
-        "labels": {"observed == predicted LFT blocks": "construction (same SlimUpdate on both sides; the SM's "
+        "evidence": _verdict(rows, ["tables_match", "model_ok", "every_switch_answers"]),
+        "labels": {"observed == predicted LFT blocks": "construction (same algorithm on both sides; the SM's "
                                                         "input is the fabric it re-discovered)",
-                   "tables read back == model's": "evidence (read from the fabric)",
-                   "full re-route blocks": "model, for comparison (Paper III/IV saving)"},
+                   "tables read back == model's": "evidence (read from the fabric; plus the second phase's "
+                                                   "entries where the model has none)",
+                   "every switch answers LID-routed": "evidence (smpquery nodedesc LID from the SM's port)",
+                   "full re-route blocks": "model, for comparison (Paper III/IV saving)",
+                   "Paper III strict sub-tree": "model, for comparison: the sub-tree alone, verified or not"},
         "seconds": time.perf_counter() - t0,
     }
 
@@ -147,11 +157,18 @@ def _mark(ok: bool) -> str:
     return "yes" if ok else "NO"
 
 
+def _transition(r: Dict[str, Any]) -> str:
+    t = r.get("transition")
+    if not t:
+        return "-"
+    return "safe" if t["deadlock_free"] else f"cycle({len(t['cycle'])})"
+
+
 def _render_vswitch(rep: Dict[str, Any]) -> None:
     print(f"Live VM migrations on ibsim with ibcloud's SM: {rep['preset']}, {rep['vfs']} VFs per hypervisor, "
           "prepopulated LIDs (Papers II/V)")
     print(f"  {'method':<12} {'VM':<5} {'to':<5} {'switch SMPs obs|plan':>21} {'hyp. SMPs obs|plan':>19} "
-          f"{'tables read back = model':>25} {'VM reachable':>13} {'ms':>7}")
+          f"{'tables read back = model':>25} {'VM reachable':>13} {'transition':>11} {'ms':>7}")
     for r in rep["rows"]:
         if "error" in r:
             print(f"  {r['method']:<12} {r['vm']:<5} {r['to']:<5} refused by the SM: {r['error']}")
@@ -159,8 +176,13 @@ def _render_vswitch(rep: Dict[str, Any]) -> None:
         print(f"  {r['method']:<12} {r['vm']:<5} {r['to']:<5} "
               f"{str(r['observed_switch_smps']) + ' | ' + str(r['predicted_switch_smps']):>21} "
               f"{str(r['observed_hypervisor_smps']) + ' | ' + str(r['predicted_hypervisor_smps']):>19} "
-              f"{_mark(r['tables_match']):>25} {_mark(r['vm_reachable']):>13} {1000 * r['seconds']:>7.1f}")
+              f"{_mark(r['tables_match']):>25} {_mark(r['vm_reachable']):>13} "
+              f"{_transition(r):>11} {1000 * r['seconds']:>7.1f}")
     print("  (ms: the SM's time from decision to the last acknowledgement, one run; informative only)")
+    print("  (transition: the SM's deadlock check of old ∪ new routes before sending, run with check=report; "
+          "'cycle' = the one-step update could deadlock while half applied — Papers II/V send it anyway; the SM's "
+          "default refuses it and `partial` (invalidation first) passes; the offline model's verdict agrees: "
+          f"{_mark(all(r['transition']['deadlock_free'] == r['model_one_step_deadlock_free'] for r in rep['rows'] if 'error' not in r))})")
     refused = [f for r in rep["rows"] for f in r.get("refused_by_ibsim", [])]
     if refused:
         print(f"  (ibsim does not implement GUIDInfo Set: {len(refused)} SMP(s) sent, counted and refused: "
@@ -176,19 +198,30 @@ def _render_vswitch(rep: Dict[str, Any]) -> None:
 
 
 def _render_reconfig(rep: Dict[str, Any]) -> None:
-    print(f"Live link failures on ibsim with ibcloud's SM: {rep['preset']}, SlimUpdate (Papers III/IV)")
-    print(f"  {'link':<16} {'LFT SMPs obs|model':>19} {'full re-route (model)':>22} "
-          f"{'tables read back = model':>25} {'discovery SMPs':>15} {'ms':>7}")
+    print(f"Live link failures on ibsim with ibcloud's SM: {rep['preset']}, SlimUpdate (Paper IV) and "
+          "sub-tree reconfiguration (Paper III, grown until verified)")
+    print(f"  {'link':<14} {'method':<11} {'LFT SMPs obs|model':>19} {'2nd phase':>10} {'full re-route':>14} "
+          f"{'strict sub-tree':>16} {'levels tried':>14} {'read back = model':>18} {'discovery':>10} {'ms':>7}")
     for r in rep["rows"]:
-        print(f"  {r['link']:<16} {str(r['observed_lft_smps']) + ' | ' + str(r['predicted_lft_blocks']):>19} "
-              f"{r['full_reroute_lft_blocks']:>22} {_mark(r['tables_match']):>25} {r['discovery_smps']:>15} "
-              f"{1000 * r['seconds']:>7.1f}")
+        strict = f"{r['strict_subtree_lft_blocks']} ({'ok' if r['strict_subtree_ok'] else 'broken'})"
+        levels = ",".join(f"{k}{'' if ok else '✗'}" for k, ok in r["subtree_levels"]) or "-"
+        print(f"  {r['link']:<14} {r['reconfig']:<11} "
+              f"{str(r['observed_lft_smps']) + ' | ' + str(r['predicted_lft_blocks']):>19} "
+              f"{str(r['second_phase_lft_smps']) + ' | ' + str(r['second_phase_predicted_lft_blocks']):>10} "
+              f"{r['full_reroute_lft_blocks']:>14} {strict:>16} {levels:>14} {_mark(r['tables_match']):>18} "
+              f"{r['discovery_smps']:>10} {1000 * r['seconds']:>7.1f}")
         if not r["clean"]:
             print(f"  {r['link']}: sweep seen {r['swept']}, method {r['method']}, failures {r['failures']}")
+    print("  (model columns: LFT blocks (SMPs) ibcloud.reconfig computes offline from the tables before the event;"
+          " strict sub-tree: Paper III's 2-level sub-tree alone, 'broken' = ibcloud's verification fails;"
+          " levels tried: the SM's sub-tree, ✗ = failed the check, grown by one level; 2nd phase: LFT SMPs obs | "
+          "predicted of the SM's second phase, entries for the switches the method leaves blank, sent once the "
+          "first is acknowledged)")
     print("  (ms: the SM's heavy sweep, one run; informative only)")
-    print(f"  observed == predicted LFT blocks [construction: same SlimUpdate, SM's input re-discovered]: "
+    print(f"  observed == predicted LFT blocks [construction: same algorithm, SM's input re-discovered]: "
           f"{_mark(rep['construction'])}")
-    print(f"  every switch read back equal to the model's tables [evidence]: {_mark(rep['evidence'])}")
+    print(f"  every switch read back equal to the model's tables (plus the 2nd phase), every switch answering "
+          f"LID-routed SMPs from the SM's port [evidence]: {_mark(rep['evidence'])}")
     print("  (live rows are not registry claims; the offline scoreboard is unchanged)")
 
 
@@ -220,5 +253,5 @@ def run_reconfig(args: argparse.Namespace) -> int:
     >>> run_reconfig.__name__
     'run_reconfig'
     """
-    rep = reconfig_report(args.live_preset, list(args.live_links))
+    rep = reconfig_report(args.live_preset, list(args.live_links), list(args.live_methods))
     return _finish(rep, args, _render_reconfig)
