@@ -31,13 +31,26 @@ from ibcloud.tables import read_lfts
 
 
 def _flood(sim: IbSim, fabric_file: Path, lfts: Path, windows: list[int], engines: list[str], seconds: float,
-           seed: int = 1, num_pairs: int = 4096) -> list[dict[str, Any]]:
+           repeats: int, seed: int = 1, num_pairs: int = 4096) -> list[dict[str, Any]]:
     fabric = Fabric.read(fabric_file)
     tables = read_lfts(lfts, fabric)
     lids = sorted(n["lid"] for n in fabric.nodes() if n["kind"] == "ca")
     rng = random.Random(seed)
     pairs = [(rng.choice(lids), rng.choice(lids)) for _ in range(num_pairs)]
     expected, _ = expected_answers(tables, pairs)
+    runs = []
+    best: dict[tuple[str, int], dict[str, Any]] = {}
+    for _ in range(repeats):
+        runs.extend(_flood_once(sim, pairs, expected, windows, engines, seconds, seed))
+    for r in runs:
+        k = (r["engine"], r["window"])
+        if k not in best or r.get("qps", 0) > best[k].get("qps", 0):
+            best[k] = r
+    return [best[(e, w)] for e in engines for w in windows]
+
+
+def _flood_once(sim: IbSim, pairs: list[tuple[int, int]], expected: dict[Any, Any], windows: list[int],
+                engines: list[str], seconds: float, seed: int) -> list[dict[str, Any]]:
     runs = []
     for engine in engines:
         for w in windows:
@@ -60,7 +73,8 @@ def main() -> int:
     ap.add_argument("--preset", default="ft324")
     ap.add_argument("--windows", nargs="+", type=int, default=[1, 4, 16])
     ap.add_argument("--engines", nargs="+", default=["native", "python"], choices=["native", "python"])
-    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--repeats", type=int, default=3, help="runs per cell, interleaved; the best is reported")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sa-vs-", dir=_scratch_root()))
@@ -69,14 +83,15 @@ def main() -> int:
         net = work / f"{args.preset}.net"
         Fabric.generate(args.preset).write(net)
         with IbSim(net) as sim, OpenSmDaemon(sim) as osm:
-            results["OpenSM"] = _flood(sim, osm.subnet_lst, osm.lfts, args.windows, args.engines, args.seconds)
+            results["OpenSM"] = _flood(sim, osm.subnet_lst, osm.lfts, args.windows, args.engines, args.seconds,
+                                       args.repeats)
             shutil.copyfile(osm.cache_dir / "guid2lid", work / "guid2lid")
         with IbSim(net) as sim, SmDaemon(sim, args=["--guid2lid", str(work / "guid2lid")]) as sm:
             results["ibcloud"] = _flood(sim, sm.dump_dir / "fabric.topo", sm.dump_dir / "opensm-lfts.dump",
-                                        args.windows, args.engines, args.seconds)
+                                        args.windows, args.engines, args.seconds, args.repeats)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"SA PathRecord queries/s on {args.preset} (ibsim), {args.seconds:.0f} s per cell, "
+    print(f"SA PathRecord queries/s on {args.preset} (ibsim), best of {args.repeats} × {args.seconds:.0f} s per cell, "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'SA':<8} {'flooder':<8} " + " ".join(f"{'W=' + str(w):>10}" for w in args.windows) + "   wrong/timeouts")
     for sa, runs in results.items():

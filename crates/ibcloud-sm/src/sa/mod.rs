@@ -104,6 +104,9 @@ pub struct SaService {
     lid_owner: HashMap<u16, (usize, u8)>,
     /// Port GUID → base LID.
     guid_lid: HashMap<u64, u16>,
+    /// The model's LID → port table, built once (the resolver needs it for
+    /// every PathRecord; building it walks every port).
+    lid_table: Vec<Option<PortRef>>,
     /// RMPP: time to wait for an ACK before resending the window.
     pub rmpp_timeout: Duration,
     /// RMPP: resends of an unacknowledged window before the transfer is
@@ -146,9 +149,11 @@ impl SaService {
             gid_prefix: DEFAULT_GID_PREFIX,
             lid_owner: HashMap::new(),
             guid_lid: HashMap::new(),
+            lid_table: Vec::new(),
             rmpp_timeout: Duration::from_millis(200),
             rmpp_retries: 0,
         };
+        s.lid_table = s.fabric.lid_table().unwrap_or_default();
         for (id, n) in s.fabric.iter_nodes() {
             for p in n.addressable_ports() {
                 if let Some(port) = s.fabric.port(PortRef::new(id, p)) {
@@ -610,10 +615,10 @@ impl SaService {
         let guid = match self.lid_owner.get(&lid) {
             Some(&(n, p)) => self.nodes[n].ports.get(&p).map_or(0, |s| s.guid),
             None => self
-                .fabric
-                .lid_table()
-                .ok()
-                .and_then(|t| t.get(lid as usize).copied().flatten())
+                .lid_table
+                .get(lid as usize)
+                .copied()
+                .flatten()
                 .and_then(|pr| self.fabric.port(pr))
                 .map_or(0, |p| p.guid.0),
         };
@@ -651,13 +656,16 @@ impl SaService {
             (None, None) => vec![requester],
         };
         let dsts = dsts.unwrap_or_else(all);
-        let resolver = Resolver::new(
+        if self.lid_table.is_empty() {
+            return Err(status::NO_RECORDS);
+        }
+        let resolver = Resolver::with_lid_table(
             &self.fabric,
             &self.tables,
             self.sls.as_ref(),
             MtuMap::default(),
-        )
-        .map_err(|_| status::NO_RECORDS)?;
+            &self.lid_table,
+        );
         let mut out = Vec::new();
         for &s in &srcs {
             for &d in &dsts {
