@@ -12,8 +12,10 @@
 //!   (SL, MTU, rate as the SA computes them; Paper I's caching flag in
 //!   reserved bit 353 when enabled).
 //! * Tables travel by RMPP ([`rmpp`]): the SM registers the SA class with
-//!   RMPP version 0, so the kernel (or ibsim's shim) passes segments and
-//!   ACKs through and [`SaServer`] runs the protocol itself.
+//!   RMPP version 0 and [`SaServer`] runs the protocol itself, which is
+//!   what ibsim's shim (one MAD per message, no RMPP) needs. On a real HCA
+//!   the kernel would not hand a requester's ACK to a non-RMPP agent: that
+//!   path is untested (docs/sm.md, "What it does not do yet").
 //! * Anything else gets a MAD status: a bad version 0x0004, other methods
 //!   or attributes 0x000C, a Get with several matches 0x0400, a PathRecord
 //!   Get without end points 0x0600, unknown end points 0x0300.
