@@ -126,6 +126,9 @@ def test_whole_tables_cross_by_rmpp_and_bad_mads_get_statuses(tmp_path: Path) ->
         ends = [(int(r[0:4], 16), int(r[8:12], 16)) for i, r in enumerate(lr["records"]) if intact(i * 8, i * 8 + 8)]
         assert len(ends) >= len(lr["records"]) * 3 // 4
         assert all(1 <= a <= len(known) and 1 <= b <= len(known) for a, b in ends), ends
+        # The SA saw those transfers acknowledged to the last segment.
+        sa_stats = sm.ctl("counters")["result"]["sa"]
+        assert sa_stats["acknowledged"] >= 3 and sa_stats["tables"] >= 3, sa_stats
         pir = tables["0x12"]
         switch_ports = sum(n["num_ports"] + 1 for n in fabric.nodes() if n["kind"] == "switch")
         assert len(pir["records"]) == switch_ports + sum(1 for n in fabric.nodes() if n["kind"] == "ca")
