@@ -3,8 +3,9 @@
 //! limits), congestion control, counters, sweeps and run-time actions.
 //!
 //! Everything lives in flat vectors indexed by port slot (× VL); packets come
-//! from a preallocated pool; events are `(time, sequence)`-ordered entries of
-//! a binary heap, so equal-time events run in the order they were scheduled.
+//! from a preallocated pool; events pop in `(time, sequence)` order from a
+//! timing wheel (`queue`), so equal-time events run in the order they were
+//! scheduled.
 
 use crate::config::{CaControl, CcConfig, CcDetection, SimConfig, VictimMask, VlArbEntry};
 use crate::control::{Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
@@ -17,11 +18,12 @@ use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::Fabric;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 mod external;
+mod queue;
 pub use external::Delivery;
+use queue::{Ev, EventQueue};
 
 const F_FECN: u8 = 1;
 const F_CNP: u8 = 2;
@@ -55,32 +57,6 @@ struct Pkt {
     vl: u8,
     out_vl: u8,
     flags: u8,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Ev {
-    t: Time,
-    seq: u64,
-    kind: u8,
-    a: u32,
-    b: u32,
-}
-
-impl PartialEq for Ev {
-    fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.seq == o.seq
-    }
-}
-impl Eq for Ev {}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ev {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
-    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -148,11 +124,17 @@ pub struct Simulation {
     end: Time,
     now: Time,
     seq: u64,
-    heap: BinaryHeap<Ev>,
+    heap: EventQueue,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
     // Per slot.
     busy: Vec<bool>,
+    /// End of the current transmission.
+    tx_end: Vec<Time>,
+    /// A TX_DONE event is scheduled. Switch outputs always get one; an HCA
+    /// gets one only when something waits to be sent, otherwise its link
+    /// goes idle silently at `tx_end` (see `try_send`).
+    tx_done_due: Vec<bool>,
     cur_fifo: Vec<u32>,
     pending: Vec<u32>,
     up: Vec<bool>,
@@ -171,8 +153,15 @@ pub struct Simulation {
     cnp_q: Vec<VecDeque<u32>>,
     counters: Vec<PortCounters>,
     prev_counters: Vec<PortCounters>,
+    /// Per slot: a CREDIT wake-up is scheduled for this time (NO_TIME: none).
+    credit_wake: Vec<Time>,
     // Per slot × VL.
     credits: Vec<i64>,
+    /// Credits on their way back from the receiver: (arrival, units), in
+    /// arrival order. They count from their arrival on, taken in lazily
+    /// (`absorb_credits`) when the output next arbitrates, so a credit
+    /// return costs an event only when a blocked output waits for it.
+    credit_q: Vec<VecDeque<(Time, u32)>>,
     req: Vec<VecDeque<u32>>,
     queued_units: Vec<u32>,
     fifo: Vec<VecDeque<u32>>,
@@ -184,8 +173,11 @@ pub struct Simulation {
     dst_sl: Vec<u8>,
     // (source endpoint, destination endpoint) → SL set by a host agent.
     host_dst_sl: std::collections::HashMap<(u32, u32), u8>,
-    // Per node: SL2VL by (in, out) port.
+    /// Per node: SL2VL by (in, out) port; empty until an action sets one of
+    /// the node's tables (then all `sl2vl_global` but those set), so the
+    /// common case reads one shared 16-byte table.
     sl2vl: Vec<Vec<[u8; 16]>>,
+    sl2vl_global: [u8; 16],
     hi: Vec<VlArbEntry>,
     lo: Vec<VlArbEntry>,
     hi_limit_bytes: u64,
@@ -278,11 +270,7 @@ impl Simulation {
                 m
             }
         };
-        let sl2vl = net
-            .num_ports
-            .iter()
-            .map(|&np| vec![global; (np as usize + 1) * (np as usize + 1)])
-            .collect();
+        let sl2vl = vec![Vec::new(); net.num_ports.len()];
         let lo = if cfg.vl_arbitration.low.is_empty() {
             (0..cfg.vls)
                 .map(|vl| VlArbEntry { vl, weight: 32 })
@@ -358,10 +346,12 @@ impl Simulation {
             end,
             now: 0,
             seq: 0,
-            heap: BinaryHeap::with_capacity(1 << 16),
+            heap: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 14),
             free: Vec::new(),
             busy: vec![false; nslots],
+            tx_end: vec![0; nslots],
+            tx_done_due: vec![false; nslots],
             cur_fifo: vec![NONE; nslots],
             pending: vec![0; nslots],
             up: net.slots.iter().map(|s| s.remote != NONE).collect(),
@@ -377,6 +367,8 @@ impl Simulation {
             counters: vec![PortCounters::default(); nslots],
             prev_counters: vec![PortCounters::default(); nslots],
             credits,
+            credit_q: (0..nslots * v).map(|_| VecDeque::new()).collect(),
+            credit_wake: vec![NO_TIME; nslots],
             req: (0..nslots * v).map(|_| VecDeque::new()).collect(),
             queued_units: vec![0; nslots * v],
             fifo: (0..nslots * v).map(|_| VecDeque::new()).collect(),
@@ -387,6 +379,7 @@ impl Simulation {
             dst_sl: vec![NO_SL; neps],
             host_dst_sl: std::collections::HashMap::new(),
             sl2vl,
+            sl2vl_global: global,
             hi_limit_bytes: match cfg.vl_arbitration.high_limit {
                 255 => u64::MAX,
                 0 => 1,
@@ -560,13 +553,7 @@ impl Simulation {
     #[inline]
     fn push(&mut self, t: Time, kind: u8, a: u32, b: u32) {
         self.seq += 1;
-        self.heap.push(Ev {
-            t,
-            seq: self.seq,
-            kind,
-            a,
-            b,
-        });
+        self.heap.push(Ev::new(t, self.seq, kind, a, b));
     }
 
     #[inline]
@@ -651,12 +638,15 @@ impl Simulation {
         {
             self.now = ev.t;
             self.events += 1;
-            match ev.kind {
+            match ev.kind() {
                 TX_DONE => self.tx_done(ev.a),
                 ARRIVE => self.arrive(ev.a, ev.b),
                 CREDIT => {
-                    self.credits[ev.a as usize] += ev.b as i64;
-                    self.try_send(ev.a / self.v as u32);
+                    let s = ev.a as usize;
+                    if self.credit_wake[s] <= self.now {
+                        self.credit_wake[s] = NO_TIME;
+                    }
+                    self.try_send(ev.a);
                 }
                 SINK_DONE => self.sink_done(ev.a, ev.b as usize),
                 GEN => self.gen(ev.a),
@@ -706,6 +696,7 @@ impl Simulation {
     fn tx_done(&mut self, slot: u32) {
         let s = slot as usize;
         self.busy[s] = false;
+        self.tx_done_due[s] = false;
         let fid = self.cur_fifo[s];
         if fid != NONE {
             self.cur_fifo[s] = NONE;
@@ -722,15 +713,60 @@ impl Simulation {
         self.try_send(slot);
     }
 
-    /// Returns `units` credits of input buffer `fid` to the sender upstream.
+    /// Returns `units` credits of input buffer `fid` to the sender upstream:
+    /// they reach it a link delay after `at`. The sender takes them in when
+    /// it next arbitrates; an event wakes it only if it is waiting now.
     #[inline]
     fn return_credit(&mut self, fid: u32, units: u32, at: Time) {
         let in_slot = fid as usize / self.v;
-        let up = self.net.slots[in_slot].remote;
-        if up != NONE {
-            let vl = fid as usize % self.v;
-            let t = at + self.cfg.link_delay;
-            self.push(t, CREDIT, up * self.v as u32 + vl as u32, units);
+        let sender = self.net.slots[in_slot].remote;
+        if sender == NONE {
+            return;
+        }
+        let u = sender as usize;
+        let k = u * self.v + fid as usize % self.v;
+        let t = at + self.cfg.link_delay;
+        let q = &mut self.credit_q[k];
+        if q.back().is_none_or(|b| b.0 <= t) {
+            q.push_back((t, units));
+        } else {
+            // A dropped packet's credits return after its tail, possibly
+            // later than those of packets behind it: keep arrival order.
+            let at = q.partition_point(|c| c.0 <= t);
+            q.insert(at, (t, units));
+        }
+        if self.waiting_output(u) {
+            self.wake_for_credits(u, t);
+        }
+    }
+
+    /// Output `s` is idle with requests it could not serve (for lack of
+    /// credits, host DMA or an injection delay).
+    #[inline]
+    fn waiting_output(&self, s: usize) -> bool {
+        !self.busy[s] && self.up[s] && self.pending[s] > 0
+    }
+
+    /// Schedules a CREDIT wake-up of output `s` at `t` unless one comes
+    /// earlier.
+    #[inline]
+    fn wake_for_credits(&mut self, s: usize, t: Time) {
+        if t < self.credit_wake[s] {
+            self.credit_wake[s] = t;
+            self.push(t, CREDIT, s as u32, 0);
+        }
+    }
+
+    /// Takes in the credits of output VL `k` that have arrived by now.
+    #[inline]
+    fn absorb_credits(&mut self, k: usize) {
+        let q = &mut self.credit_q[k];
+        while let Some(&(t, u)) = q.front() {
+            if t > self.now {
+                break;
+            }
+            q.pop_front();
+            self.credits[k] += u as i64;
         }
     }
 
@@ -762,7 +798,10 @@ impl Simulation {
             if out != NONE {
                 let np = self.net.num_ports[node as usize] as usize + 1;
                 let out_port = self.net.slots[out as usize].port as usize;
-                p.out_vl = self.sl2vl[node as usize][in_port * np + out_port][p.sl as usize & 15];
+                let map = self.sl2vl[node as usize]
+                    .get(in_port * np + out_port)
+                    .unwrap_or(&self.sl2vl_global);
+                p.out_vl = map[p.sl as usize & 15];
                 self.queued_units[out as usize * v + p.out_vl as usize] += p.units as u32;
             }
             self.fifo[fid].push_back(pid);
@@ -892,11 +931,34 @@ impl Simulation {
 
     fn try_send(&mut self, slot: u32) {
         let s = slot as usize;
-        if !self.busy[s] && self.up[s] && self.pending[s] > 0 {
+        if self.busy[s] && !self.tx_done_due[s] {
+            // An HCA link without a TX_DONE event: idle since `tx_end`, or
+            // it needs the event now that something waits.
+            if self.now >= self.tx_end[s] {
+                self.busy[s] = false;
+            } else if self.pending[s] > 0 {
+                self.tx_done_due[s] = true;
+                let t = self.tx_end[s];
+                self.push(t, TX_DONE, slot, 0);
+            }
+        }
+        if self.waiting_output(s) {
+            for k in s * self.v..(s + 1) * self.v {
+                self.absorb_credits(k);
+            }
             if self.net.slots[s].is_switch {
                 self.try_send_switch(s);
             } else {
                 self.try_send_hca(s);
+            }
+            if self.waiting_output(s) {
+                // Still waiting: wake up when the next credits arrive.
+                let next = (s * self.v..(s + 1) * self.v)
+                    .filter_map(|k| self.credit_q[k].front().map(|c| c.0))
+                    .min();
+                if let Some(t) = next {
+                    self.wake_for_credits(s, t);
+                }
             }
         }
         self.update_wait(s);
@@ -1021,7 +1083,11 @@ impl Simulation {
         self.unit_hops += units as u64;
         self.packet_hops += 1;
         self.busy[s] = true;
-        self.push(end, TX_DONE, s as u32, 0);
+        self.tx_end[s] = end;
+        if self.net.slots[s].is_switch || self.pending[s] > 0 {
+            self.tx_done_due[s] = true;
+            self.push(end, TX_DONE, s as u32, 0);
+        }
         self.push(head, ARRIVE, remote, pid);
         wire
     }
@@ -1301,7 +1367,10 @@ impl Simulation {
 
     fn flow_vl_for_sl(&self, s: usize, sl: u8) -> u8 {
         let node = self.net.slots[s].node as usize;
-        self.sl2vl[node][self.net.slots[s].port as usize][sl as usize & 15].min(self.v as u8 - 1)
+        let map = self.sl2vl[node]
+            .get(self.net.slots[s].port as usize)
+            .unwrap_or(&self.sl2vl_global);
+        map[sl as usize & 15].min(self.v as u8 - 1)
     }
 
     // ---- sources --------------------------------------------------------------
@@ -1540,6 +1609,9 @@ impl Simulation {
 
     fn sweep(&mut self) {
         self.snapshot_counters();
+        for k in 0..self.credits.len() {
+            self.absorb_credits(k);
+        }
         let interval = self.now - self.last_sweep;
         if self.cfg.record_ports {
             for (s, c) in self.counters.iter().enumerate() {
@@ -1718,6 +1790,9 @@ impl Simulation {
                 map,
             } => {
                 let np = self.net.num_ports[node as usize] as usize + 1;
+                if self.sl2vl[node as usize].is_empty() {
+                    self.sl2vl[node as usize] = vec![self.sl2vl_global; np * np];
+                }
                 for i in 0..np {
                     for o in 0..np {
                         if in_port.is_none_or(|p| p as usize == i)
