@@ -59,6 +59,51 @@ struct Pkt {
     flags: u8,
 }
 
+/// The per-slot state an event touches, together in one cache line (on a
+/// large fabric a slot's state is rarely in the cache; one line per slot
+/// instead of one per field).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct PortState {
+    /// End of the current transmission.
+    tx_end: Time,
+    /// A CREDIT wake-up is scheduled for this time (NO_TIME: none).
+    credit_wake: Time,
+    wait_since: Time,
+    wait_acc: Time,
+    /// HCA: the host DMA engine is free again at this time.
+    dma_free: Time,
+    /// Input FIFO whose head is on the wire (switch outputs), or NONE.
+    cur_fifo: u32,
+    /// Requests queued at this output (all VLs).
+    pending: u32,
+    busy: bool,
+    /// A TX_DONE event is scheduled. Switch outputs always get one; an HCA
+    /// gets one only when something waits to be sent, otherwise its link
+    /// goes idle silently at `tx_end` (see `try_send`).
+    tx_done_due: bool,
+    up: bool,
+    wake_pending: bool,
+}
+
+impl Default for PortState {
+    fn default() -> Self {
+        Self {
+            tx_end: 0,
+            credit_wake: NO_TIME,
+            wait_since: NO_TIME,
+            wait_acc: 0,
+            dma_free: 0,
+            cur_fifo: NONE,
+            pending: 0,
+            busy: false,
+            tx_done_due: false,
+            up: false,
+            wake_pending: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Arb {
     hi_idx: usize,
@@ -127,20 +172,11 @@ pub struct Simulation {
     heap: EventQueue,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
-    // Per slot.
-    busy: Vec<bool>,
-    /// End of the current transmission.
-    tx_end: Vec<Time>,
-    /// A TX_DONE event is scheduled. Switch outputs always get one; an HCA
-    /// gets one only when something waits to be sent, otherwise its link
-    /// goes idle silently at `tx_end` (see `try_send`).
-    tx_done_due: Vec<bool>,
-    cur_fifo: Vec<u32>,
-    pending: Vec<u32>,
-    up: Vec<bool>,
+    /// Per slot: the hot state of each output, one cache line each.
+    ports: Vec<PortState>,
+    /// Per slot: link up (a copy of `PortState::up` for the sweep view).
+    link_up: Vec<bool>,
     arb: Vec<Arb>,
-    wait_since: Vec<Time>,
-    wait_acc: Vec<Time>,
     /// Per slot × VL: packets since the last FECN mark (Marking_Rate).
     mark_count: Vec<u16>,
     /// Per slot × VL: the output found its head packet short of credits
@@ -148,13 +184,9 @@ pub struct Simulation {
     stalled: Vec<bool>,
     /// CC state by [`Simulation::cc_key`].
     cc_states: std::collections::HashMap<u64, CcState>,
-    dma_free: Vec<Time>,
-    wake_pending: Vec<bool>,
     cnp_q: Vec<VecDeque<u32>>,
     counters: Vec<PortCounters>,
     prev_counters: Vec<PortCounters>,
-    /// Per slot: a CREDIT wake-up is scheduled for this time (NO_TIME: none).
-    credit_wake: Vec<Time>,
     // Per slot × VL.
     credits: Vec<i64>,
     /// Credits on their way back from the receiver: (arrival, units), in
@@ -349,26 +381,24 @@ impl Simulation {
             heap: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 14),
             free: Vec::new(),
-            busy: vec![false; nslots],
-            tx_end: vec![0; nslots],
-            tx_done_due: vec![false; nslots],
-            cur_fifo: vec![NONE; nslots],
-            pending: vec![0; nslots],
-            up: net.slots.iter().map(|s| s.remote != NONE).collect(),
+            ports: net
+                .slots
+                .iter()
+                .map(|sl| PortState {
+                    up: sl.remote != NONE,
+                    ..PortState::default()
+                })
+                .collect(),
+            link_up: net.slots.iter().map(|s| s.remote != NONE).collect(),
             arb: vec![arb0; nslots],
-            wait_since: vec![NO_TIME; nslots],
-            wait_acc: vec![0; nslots],
             mark_count: vec![0; nslots * v],
             stalled: vec![false; nslots * v],
             cc_states: std::collections::HashMap::new(),
-            dma_free: vec![0; nslots],
-            wake_pending: vec![false; nslots],
             cnp_q: (0..nslots).map(|_| VecDeque::new()).collect(),
             counters: vec![PortCounters::default(); nslots],
             prev_counters: vec![PortCounters::default(); nslots],
             credits,
             credit_q: (0..nslots * v).map(|_| VecDeque::new()).collect(),
-            credit_wake: vec![NO_TIME; nslots],
             req: (0..nslots * v).map(|_| VecDeque::new()).collect(),
             queued_units: vec![0; nslots * v],
             fifo: (0..nslots * v).map(|_| VecDeque::new()).collect(),
@@ -643,8 +673,8 @@ impl Simulation {
                 ARRIVE => self.arrive(ev.a, ev.b),
                 CREDIT => {
                     let s = ev.a as usize;
-                    if self.credit_wake[s] <= self.now {
-                        self.credit_wake[s] = NO_TIME;
+                    if self.ports[s].credit_wake <= self.now {
+                        self.ports[s].credit_wake = NO_TIME;
                     }
                     self.try_send(ev.a);
                 }
@@ -656,7 +686,7 @@ impl Simulation {
                     self.activate(ev.a);
                 }
                 HCA_WAKE => {
-                    self.wake_pending[ev.a as usize] = false;
+                    self.ports[ev.a as usize].wake_pending = false;
                     self.try_send(ev.a);
                 }
                 SWEEP => {
@@ -695,11 +725,11 @@ impl Simulation {
 
     fn tx_done(&mut self, slot: u32) {
         let s = slot as usize;
-        self.busy[s] = false;
-        self.tx_done_due[s] = false;
-        let fid = self.cur_fifo[s];
+        self.ports[s].busy = false;
+        self.ports[s].tx_done_due = false;
+        let fid = self.ports[s].cur_fifo;
         if fid != NONE {
-            self.cur_fifo[s] = NONE;
+            self.ports[s].cur_fifo = NONE;
             let f = fid as usize;
             let pid = self.fifo[f].pop_front().expect("head in service");
             self.head_busy[f] = false;
@@ -744,15 +774,15 @@ impl Simulation {
     /// credits, host DMA or an injection delay).
     #[inline]
     fn waiting_output(&self, s: usize) -> bool {
-        !self.busy[s] && self.up[s] && self.pending[s] > 0
+        !self.ports[s].busy && self.ports[s].up && self.ports[s].pending > 0
     }
 
     /// Schedules a CREDIT wake-up of output `s` at `t` unless one comes
     /// earlier.
     #[inline]
     fn wake_for_credits(&mut self, s: usize, t: Time) {
-        if t < self.credit_wake[s] {
-            self.credit_wake[s] = t;
+        if t < self.ports[s].credit_wake {
+            self.ports[s].credit_wake = t;
             self.push(t, CREDIT, s as u32, 0);
         }
     }
@@ -796,11 +826,14 @@ impl Simulation {
             let out = self.net.route(node, p.dlid);
             p.out_slot = out;
             if out != NONE {
-                let np = self.net.num_ports[node as usize] as usize + 1;
-                let out_port = self.net.slots[out as usize].port as usize;
-                let map = self.sl2vl[node as usize]
-                    .get(in_port * np + out_port)
-                    .unwrap_or(&self.sl2vl_global);
+                let tables = &self.sl2vl[node as usize];
+                let map = if tables.is_empty() {
+                    &self.sl2vl_global
+                } else {
+                    let np = self.net.num_ports[node as usize] as usize + 1;
+                    let out_port = self.net.slots[out as usize].port as usize;
+                    &tables[in_port * np + out_port]
+                };
                 p.out_vl = map[p.sl as usize & 15];
                 self.queued_units[out as usize * v + p.out_vl as usize] += p.units as u32;
             }
@@ -824,10 +857,10 @@ impl Simulation {
         while let Some(&pid) = self.fifo[f].front() {
             let p = self.pkts[pid as usize];
             let out = p.out_slot;
-            if out != NONE && self.up[out as usize] {
+            if out != NONE && self.ports[out as usize].up {
                 let k = out as usize * self.v + p.out_vl as usize;
                 self.req[k].push_back(fid);
-                self.pending[out as usize] += 1;
+                self.ports[out as usize].pending += 1;
                 self.try_send(out);
                 return;
             }
@@ -931,14 +964,14 @@ impl Simulation {
 
     fn try_send(&mut self, slot: u32) {
         let s = slot as usize;
-        if self.busy[s] && !self.tx_done_due[s] {
+        if self.ports[s].busy && !self.ports[s].tx_done_due {
             // An HCA link without a TX_DONE event: idle since `tx_end`, or
             // it needs the event now that something waits.
-            if self.now >= self.tx_end[s] {
-                self.busy[s] = false;
-            } else if self.pending[s] > 0 {
-                self.tx_done_due[s] = true;
-                let t = self.tx_end[s];
+            if self.now >= self.ports[s].tx_end {
+                self.ports[s].busy = false;
+            } else if self.ports[s].pending > 0 {
+                self.ports[s].tx_done_due = true;
+                let t = self.ports[s].tx_end;
                 self.push(t, TX_DONE, slot, 0);
             }
         }
@@ -965,17 +998,17 @@ impl Simulation {
     }
 
     fn update_wait(&mut self, s: usize) {
-        let waiting = !self.busy[s]
-            && self.up[s]
-            && self.pending[s] > 0
-            && (self.net.slots[s].is_switch || self.now >= self.dma_free[s]);
+        let waiting = !self.ports[s].busy
+            && self.ports[s].up
+            && self.ports[s].pending > 0
+            && (self.net.slots[s].is_switch || self.now >= self.ports[s].dma_free);
         if waiting {
-            if self.wait_since[s] == NO_TIME {
-                self.wait_since[s] = self.now;
+            if self.ports[s].wait_since == NO_TIME {
+                self.ports[s].wait_since = self.now;
             }
-        } else if self.wait_since[s] != NO_TIME {
-            self.wait_acc[s] += self.now - self.wait_since[s];
-            self.wait_since[s] = NO_TIME;
+        } else if self.ports[s].wait_since != NO_TIME {
+            self.ports[s].wait_acc += self.now - self.ports[s].wait_since;
+            self.ports[s].wait_since = NO_TIME;
         }
     }
 
@@ -997,10 +1030,10 @@ impl Simulation {
         };
         let k = s * self.v + vl as usize;
         let fid = self.req[k].pop_front().expect("eligible");
-        self.pending[s] -= 1;
+        self.ports[s].pending -= 1;
         let pid = *self.fifo[fid as usize].front().expect("head");
         self.head_busy[fid as usize] = true;
-        self.cur_fifo[s] = fid;
+        self.ports[s].cur_fifo = fid;
         let units = self.pkts[pid as usize].units as u32;
         self.queued_units[k] -= units;
         if self.cc.is_some() {
@@ -1082,10 +1115,10 @@ impl Simulation {
         c.xmit_pkts += 1;
         self.unit_hops += units as u64;
         self.packet_hops += 1;
-        self.busy[s] = true;
-        self.tx_end[s] = end;
-        if self.net.slots[s].is_switch || self.pending[s] > 0 {
-            self.tx_done_due[s] = true;
+        self.ports[s].busy = true;
+        self.ports[s].tx_end = end;
+        if self.net.slots[s].is_switch || self.ports[s].pending > 0 {
+            self.ports[s].tx_done_due = true;
             self.push(end, TX_DONE, s as u32, 0);
         }
         self.push(head, ARRIVE, remote, pid);
@@ -1100,16 +1133,16 @@ impl Simulation {
             let vl = self.pkts[pid as usize].vl;
             if self.credits[s * self.v + vl as usize] >= 1 {
                 self.cnp_q[s].pop_front();
-                self.pending[s] -= 1;
-                self.cur_fifo[s] = NONE;
+                self.ports[s].pending -= 1;
+                self.ports[s].cur_fifo = NONE;
                 self.transmit(s, pid, vl);
                 return;
             }
         }
-        if self.now < self.dma_free[s] {
-            if !self.wake_pending[s] {
-                self.wake_pending[s] = true;
-                let t = self.dma_free[s];
+        if self.now < self.ports[s].dma_free {
+            if !self.ports[s].wake_pending {
+                self.ports[s].wake_pending = true;
+                let t = self.ports[s].dma_free;
                 self.push(t, HCA_WAKE, s as u32, 0);
             }
             return;
@@ -1120,7 +1153,7 @@ impl Simulation {
             };
             let k = s * self.v + vl as usize;
             let f = self.req[k].pop_front().expect("eligible") as usize;
-            self.pending[s] -= 1;
+            self.ports[s].pending -= 1;
             self.flows[f].queued &= !(1 << vl);
             if self.flows[f].waiting {
                 continue; // FLOW_READY queues it again
@@ -1148,7 +1181,7 @@ impl Simulation {
                     // Too few credits for this QP's packet: wait at the front.
                     self.flows[f].queued |= 1 << vl;
                     self.req[k].push_front(f as u32);
-                    self.pending[s] += 1;
+                    self.ports[s].pending += 1;
                     return;
                 }
             }
@@ -1181,9 +1214,9 @@ impl Simulation {
             };
             let pid = self.alloc(pkt);
             if let Some(h) = self.host_kbps {
-                self.dma_free[s] = self.dma_free[s].max(now) + Self::ser(payload, h);
+                self.ports[s].dma_free = self.ports[s].dma_free.max(now) + Self::ser(payload, h);
             }
-            self.cur_fifo[s] = NONE;
+            self.ports[s].cur_fifo = NONE;
             let wire = self.transmit(s, pid, vl);
             self.charge_arb(s, hi, units, wire);
             if last && matches!(self.flows[f].def.arrival, Arrival::Greedy) {
@@ -1356,7 +1389,7 @@ impl Simulation {
                 };
                 let c = self.alloc(cnp);
                 self.cnp_q[s].push_back(c);
-                self.pending[s] += 1;
+                self.ports[s].pending += 1;
                 self.try_send(s as u32);
             }
         }
@@ -1515,7 +1548,7 @@ impl Simulation {
             if fl.queued & (1 << vl) == 0 && !fl.backlog[vl].is_empty() {
                 fl.queued |= 1 << vl;
                 self.req[s * self.v + vl].push_back(f);
-                self.pending[s] += 1;
+                self.ports[s].pending += 1;
                 added = true;
             }
         }
@@ -1599,9 +1632,9 @@ impl Simulation {
     fn snapshot_counters(&mut self) {
         let tick = self.cfg.xmit_wait_tick;
         for s in 0..self.counters.len() {
-            let mut w = self.wait_acc[s];
-            if self.wait_since[s] != NO_TIME {
-                w += self.now - self.wait_since[s];
+            let mut w = self.ports[s].wait_acc;
+            if self.ports[s].wait_since != NO_TIME {
+                w += self.now - self.ports[s].wait_since;
             }
             self.counters[s].xmit_wait = w / tick;
         }
@@ -1657,7 +1690,7 @@ impl Simulation {
                 slots: &self.slot_info,
                 flows: &flows,
                 endpoint_lids: &self.net.ep_lid,
-                link_up: &self.up,
+                link_up: &self.link_up,
             };
             self.controller.on_sweep(&view, &mut actions);
         }
@@ -1814,14 +1847,15 @@ impl Simulation {
                 let s = (self.net.first_slot[node as usize] + port as u32) as usize;
                 let r = self.net.slots[s].remote as usize;
                 for x in [s, r] {
-                    self.up[x] = false;
+                    self.ports[x].up = false;
+                    self.link_up[x] = false;
                     self.update_wait(x);
                     if self.net.slots[x].is_switch {
                         // Packets waiting for this output are dropped.
                         for vl in 0..self.v {
                             let k = x * self.v + vl;
                             let waiting: Vec<u32> = self.req[k].drain(..).collect();
-                            self.pending[x] -= waiting.len() as u32;
+                            self.ports[x].pending -= waiting.len() as u32;
                             for fid in waiting {
                                 self.head_request(fid);
                             }
@@ -1832,8 +1866,10 @@ impl Simulation {
             Action::LinkUp { node, port } => {
                 let s = (self.net.first_slot[node as usize] + port as u32) as usize;
                 let r = self.net.slots[s].remote as usize;
-                self.up[s] = true;
-                self.up[r] = true;
+                self.ports[s].up = true;
+                self.ports[r].up = true;
+                self.link_up[s] = true;
+                self.link_up[r] = true;
                 self.try_send(s as u32);
                 self.try_send(r as u32);
             }
