@@ -806,9 +806,8 @@ pub(crate) fn resolve(
         match &f.dst {
             Dst::Fixed(d) => check(f.src, *d)?,
             Dst::Uniform | Dst::AllToAll => {
-                if !(matches!(f.dst, Dst::Uniform) && f.hot_fraction >= 1.0)
-                    && !to_all_seen[f.src as usize]
-                {
+                let only_hot = matches!(f.dst, Dst::Uniform) && f.hot_fraction >= 1.0;
+                if !only_hot && !to_all_seen[f.src as usize] {
                     to_all_seen[f.src as usize] = true;
                     to_all.push(f.src);
                 }
