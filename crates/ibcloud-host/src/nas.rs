@@ -57,7 +57,7 @@ pub const MG_B_FLOP: f64 = 58.0 * 20.0 * 256.0 * 256.0 * 256.0;
 fn grid(n: usize) -> (usize, usize) {
     let mut py = 1;
     for f in 1..=n {
-        if f * f <= n && n % f == 0 {
+        if f * f <= n && n.is_multiple_of(f) {
             py = f;
         }
     }
@@ -202,7 +202,7 @@ impl Bsp {
         // is consumed.
         let recv_queue = qps
             .iter()
-            .flat_map(|&q| std::iter::repeat(q).take(messages.len()))
+            .flat_map(|&q| std::iter::repeat_n(q, messages.len()))
             .collect();
         Self {
             qps,

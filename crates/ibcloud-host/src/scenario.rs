@@ -961,6 +961,19 @@ impl Scenario {
         if w.depth == Some(0) {
             return err(format!("{p}.depth"), "must be at least 1");
         }
+        if w.mode == "fluid" {
+            for r in ranks {
+                let host = &self.vms[vms[r.as_str()]].host;
+                if let Some(h) = self.hosts.iter().find(|h| &h.name == host) {
+                    if h.adapter.arbitration == "per-message" {
+                        return err(
+                            format!("{p}.mode"),
+                            format!("fluid mode needs per-packet arbitration, but host '{host}' arbitrates per message"),
+                        );
+                    }
+                }
+            }
+        }
         for (key, v) in [("compute", &w.compute), ("setup-cpu", &w.setup_cpu)] {
             if let Some(t) = v {
                 dur(&format!("{p}.{key}"), t)?;
