@@ -20,7 +20,7 @@ def _doc_examples():
 
 def test_docs_have_an_example_per_workload():
     kinds = {m for ex in _doc_examples() for m in re.findall(r'kind = "([a-z\-]+)"', ex)}
-    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon", "terasort", "mrbench", "hpl"} <= kinds
+    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon", "terasort", "mrbench", "hpl", "nas"} <= kinds
 
 
 @pytest.mark.parametrize("text", _doc_examples())
@@ -110,7 +110,13 @@ def test_reproduce_thrashing_small(capsys):
     assert "calibration" in out and "prediction" in out and "construction" in out
     assert re.search(r"50:50 +2 KB MB/s +188\.77", out)
     assert re.search(r"T3-2k-50 +prediction +shape only", out)  # 188.3 vs 188.77: outside rule 1's ±0.01
-    assert re.search(r"F12-deep +qualitative +not run", out) and re.search(r"T2 +prediction +not attempted", out)
+    assert re.search(r"F12-deep +qualitative +not run", out)
+    # NAS (F Tables 1-2): the standalone rows are calibrations, the consolidated ones predictions that our
+    # class-B skeletons miss (docs/reproductions/thrashing.md).
+    assert re.search(r"T2-IS-alone +calibration +calibration", out)
+    # The calibration rows within Table 2's / Table 1's printed precision.
+    assert "ours 14.570 s (split" in out and "ours 4.130 s (split" in out and "ours 2538.25 MFlop/s (split" in out
+    assert re.search(r"T2 +prediction +not reproduced", out) and re.search(r"T1-write +prediction +reproduced", out)
     assert status == 1  # Table 3 predictions lie outside rule 1's ±0.01 (shape only)
 
 
@@ -205,3 +211,34 @@ def test_fluid_mode_errors_name_the_line(tmp_path, capsys):
     assert main(["host", "run", str(p)]) == 2
     err = capsys.readouterr().err
     assert re.search(r"\.toml:\d+: workloads\[0\]\.mode: unknown mode 'fluidish'", err), err
+
+
+def test_nas_scenario_runs_and_bad_benchmark_names_its_line(tmp_path):
+    from ibcloud.exceptions import ParseError
+
+    text = """duration = "2s"
+[[hosts]]
+name = "A"
+[[hosts]]
+name = "B"
+[[vms]]
+name = "r0"
+host = "A"
+[[vms]]
+name = "r1"
+host = "B"
+[[workloads]]
+kind = "nas"
+benchmark = "cg"
+ranks = ["r0", "r1"]
+iterations = 3
+compute = "1ms"
+"""
+    r = run(Scenario.from_text(text, "n.toml"))
+    assert r.workloads().iloc[0]["completed"] == 3
+    for bad, key in (('benchmark = "ep"', "benchmark"), ('ranks = ["r0"]', "ranks")):
+        t = text.replace('benchmark = "cg"' if key == "benchmark" else 'ranks = ["r0", "r1"]', bad)
+        with pytest.raises(ParseError) as err:
+            Scenario.from_text(t, "n.toml").check()
+        line = t.splitlines().index(bad) + 1
+        assert str(err.value).startswith(f"n.toml:{line}: "), str(err.value)

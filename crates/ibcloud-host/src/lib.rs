@@ -16,6 +16,7 @@ pub type Time = ibcloud_netsim::time::Time;
 
 pub mod cq;
 pub mod fluid;
+pub mod nas;
 pub mod program;
 pub mod scenario;
 pub mod view;

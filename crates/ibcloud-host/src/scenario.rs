@@ -166,6 +166,15 @@ pub struct AdapterOptions {
     /// Time from delivery of a Write/Send to the requester's CQE (ACK).
     /// Default 1us.
     pub ack_delay: String,
+    /// Rate of the adapter's DMA engine, MB/s (10^6 B/s). A message between
+    /// two VMs on the same host never reaches the link: the HCA reads it
+    /// from the sender's memory and writes it into the receiver's, so it
+    /// holds this host's WQE engine for 2 × bytes / rate (both DMAs on one
+    /// adapter) after the WQE overhead, and the host's other work requests
+    /// queue behind it. Default 1600 (**input**, not fitted: PCIe 1.1 x8 as
+    /// on F's MT25208, 2 GB/s per direction less ~20 % TLP overhead); a
+    /// loopback stream therefore peaks at 800 MB/s. docs/host.md.
+    pub dma_mbps: f64,
 }
 
 impl Default for AdapterOptions {
@@ -177,6 +186,7 @@ impl Default for AdapterOptions {
             msg_overhead: "4.355us".into(),
             arbitration: "per-packet".into(),
             ack_delay: "1us".into(),
+            dma_mbps: 1600.0,
         }
     }
 }
@@ -265,10 +275,23 @@ pub struct WorkloadOptions {
     /// Name (default `kind@vm`).
     #[serde(default)]
     pub name: Option<String>,
-    /// The VM running the client / requester.
+    /// The VM running the client / requester (`nas`: rank 0, default the
+    /// first of `ranks`).
+    #[serde(default)]
     pub vm: String,
-    /// The peer VM (responder, receiver or Nectere server), on another host.
+    /// The peer VM (responder, receiver or Nectere server); on the same host
+    /// the messages go through the adapter's loopback (`dma-mbps`). Not for
+    /// `nas`.
+    #[serde(default)]
     pub peer: String,
+    /// `nas`: the benchmark (`is`, `cg`, `ft`, `mg`, `bt`, `sp`, `lu`;
+    /// [`crate::nas`]).
+    #[serde(default)]
+    pub benchmark: Option<String>,
+    /// `nas`: the VMs running the ranks, in rank order (at least 2; one
+    /// program per VM).
+    #[serde(default)]
+    pub ranks: Option<Vec<String>>,
     /// Message (request) size. Default 64 KB (a skeleton: its own).
     #[serde(default)]
     pub size: Option<Bytes>,
@@ -286,7 +309,8 @@ pub struct WorkloadOptions {
     /// mid-run). Default 0.
     #[serde(default)]
     pub throttle_from: Option<String>,
-    /// Guest compute after each completion (fixed).
+    /// Guest compute after each completion (fixed); `nas`: compute per
+    /// superstep (default the benchmark's calibrated value).
     #[serde(default)]
     pub compute: Option<String>,
     /// Guest compute after each completion as a hashing rate over the
@@ -705,16 +729,24 @@ impl Scenario {
                 "terasort",
                 "mrbench",
                 "hpl",
+                "nas",
             ]
             .contains(&w.kind.as_str())
             {
                 return err(
                     format!("{p}.kind"),
                     format!(
-                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere, terasort, mrbench, hpl)",
+                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere, terasort, mrbench, hpl, nas)",
                         w.kind
                     ),
                 );
+            }
+            if w.kind == "nas" {
+                self.validate_nas(&p, w, &vms, &mut cq_use)?;
+                continue;
+            }
+            if w.benchmark.is_some() || w.ranks.is_some() {
+                return err(format!("{p}.benchmark"), "benchmark and ranks are for nas");
             }
             let Some(&a) = vms.get(w.vm.as_str()) else {
                 return err(format!("{p}.vm"), format!("unknown VM '{}'", w.vm));
@@ -722,11 +754,8 @@ impl Scenario {
             let Some(&b) = vms.get(w.peer.as_str()) else {
                 return err(format!("{p}.peer"), format!("unknown VM '{}'", w.peer));
             };
-            if self.vms[a].host == self.vms[b].host {
-                return err(
-                    format!("{p}.peer"),
-                    "the peer must be on another host (loopback through the HCA is not modelled)",
-                );
+            if a == b {
+                return err(format!("{p}.peer"), "a VM cannot be its own peer");
             }
             if skeleton(&w.kind).is_none()
                 && (w.messages.is_some() || w.compute_before.is_some() || w.compute_after.is_some())
@@ -850,6 +879,130 @@ impl Scenario {
         Ok(())
     }
 
+    /// The checks of a `nas` workload.
+    fn validate_nas<'a>(
+        &'a self,
+        p: &str,
+        w: &'a WorkloadOptions,
+        vms: &HashMap<&str, usize>,
+        cq_use: &mut HashMap<&'a str, u64>,
+    ) -> Result<(), ScenarioError> {
+        let Some(b) = w.benchmark.as_deref() else {
+            return err(
+                format!("{p}.benchmark"),
+                format!(
+                    "a nas workload needs a benchmark ({})",
+                    crate::nas::BENCHMARKS.join(", ")
+                ),
+            );
+        };
+        if !crate::nas::BENCHMARKS.contains(&b) {
+            return err(
+                format!("{p}.benchmark"),
+                format!(
+                    "unknown NAS benchmark '{b}' ({})",
+                    crate::nas::BENCHMARKS.join(", ")
+                ),
+            );
+        }
+        let ranks = w.ranks.as_deref().unwrap_or_default();
+        if ranks.len() < 2 {
+            return err(
+                format!("{p}.ranks"),
+                format!("a nas workload needs at least 2 ranks, got {}", ranks.len()),
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for r in ranks {
+            if !vms.contains_key(r.as_str()) {
+                return err(format!("{p}.ranks"), format!("unknown VM '{r}'"));
+            }
+            if !seen.insert(r.as_str()) {
+                return err(format!("{p}.ranks"), format!("VM '{r}' is listed twice"));
+            }
+        }
+        if !w.vm.is_empty() && w.vm != ranks[0] {
+            return err(
+                format!("{p}.vm"),
+                "vm is rank 0: leave it out or give ranks[0]",
+            );
+        }
+        if !w.peer.is_empty() {
+            return err(format!("{p}.peer"), "a nas workload has ranks, not a peer");
+        }
+        for (key, bad) in [
+            ("size", w.size.is_some()),
+            ("messages", w.messages.is_some()),
+            (
+                "throttle",
+                w.throttle.is_some() || w.throttle_from.is_some(),
+            ),
+            ("md5-mbps", w.md5_mbps.is_some()),
+            (
+                "compute-before",
+                w.compute_before.is_some() || w.compute_after.is_some(),
+            ),
+            ("service", w.service.is_some() || w.reply_size.is_some()),
+            ("stop", w.stop.is_some()),
+        ] {
+            if bad {
+                return err(
+                    format!("{p}.{key}"),
+                    "not a nas key (nas takes benchmark, ranks, iterations = supersteps, compute per superstep, depth, start, setup-cpu, mode)",
+                );
+            }
+        }
+        if !["packet", "fluid"].contains(&w.mode.as_str()) {
+            return err(
+                format!("{p}.mode"),
+                format!("unknown mode '{}' (packet, fluid)", w.mode),
+            );
+        }
+        if w.depth == Some(0) {
+            return err(format!("{p}.depth"), "must be at least 1");
+        }
+        if w.mode == "fluid" {
+            for r in ranks {
+                let host = &self.vms[vms[r.as_str()]].host;
+                if let Some(h) = self.hosts.iter().find(|h| &h.name == host) {
+                    if h.adapter.arbitration == "per-message" {
+                        return err(
+                            format!("{p}.mode"),
+                            format!("fluid mode needs per-packet arbitration, but host '{host}' arbitrates per message"),
+                        );
+                    }
+                }
+            }
+        }
+        for (key, v) in [("compute", &w.compute), ("setup-cpu", &w.setup_cpu)] {
+            if let Some(t) = v {
+                dur(&format!("{p}.{key}"), t)?;
+            }
+        }
+        if let Some(t) = &w.start {
+            if dur(&format!("{p}.start"), t)? >= dur("duration", &self.duration)? {
+                return err(format!("{p}.start"), "starts after the end of the run");
+            }
+        }
+        let pat = crate::nas::pattern(b, ranks.len()).expect("known benchmark");
+        for (r, name) in ranks.iter().enumerate() {
+            // Sends of one superstep plus the receives posted for it.
+            let per = 2 * (pat.peers[r].len() * pat.messages.len()) as u64;
+            let e = cq_use.entry(name.as_str()).or_default();
+            *e += per;
+            let cq = self.vms[vms[name.as_str()]].cq_entries as u64;
+            if *e > cq {
+                return err(
+                    format!("{p}.ranks"),
+                    format!(
+                        "VM '{name}' has a CQ of {cq} entries, smaller than the {e} completions one superstep of {b} can leave (sends plus receives)"
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Resolved simulated duration.
     pub fn duration_ps(&self) -> Time {
         parse_duration(&self.duration).unwrap_or(0)
@@ -909,7 +1062,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.path, "vms[2].host");
         let e = check(|v| v["workloads"][0]["peer"] = "a".into()).unwrap_err();
-        assert!(e.problem.contains("another host"));
+        assert!(e.problem.contains("its own peer"));
         let e = check(|v| v["fabric"] = serde_json::json!({"mtu": 1000})).unwrap_err();
         assert_eq!(e.path, "fabric.mtu");
     }

@@ -17,10 +17,15 @@
 
 use crate::cq::{CqRing, Opcode};
 use crate::fluid::{FlowShare, ShareRule, Sharing};
+use crate::nas::Bsp;
 use crate::program::{
     Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, Rounds, Wr, WrKind,
 };
 use crate::scenario::{d, Scenario, ScenarioError};
+
+/// The flow of a QP whose peer is on the same host: no netsim flow, the
+/// adapter's loopback instead.
+const LOOPBACK: u32 = u32::MAX;
 use crate::sched::{Cfs, CpuScheduler, Credit1};
 use crate::view::{ActionRecord, Actuation, HostController, View};
 use crate::Time;
@@ -181,6 +186,10 @@ struct Host {
     setup: Time,
     engine: VecDeque<NetMsg>,
     engine_busy: bool,
+    /// DMA engine rate, bytes per ps (loopback transfers).
+    dma_rate: f64,
+    /// The loopback message the engine is moving (memory to memory).
+    dma: Option<NetMsg>,
     vms: Vec<usize>,
     /// The scheduler's `poll_at`, refreshed by `sync` after every call
     /// that changes the scheduler (the run loop reads it per event).
@@ -497,6 +506,8 @@ impl World {
                     setup: 3 * control,
                     engine: VecDeque::new(),
                     engine_busy: false,
+                    dma_rate: h.adapter.dma_mbps * 1e6 / 1e12,
+                    dma: None,
                     vms: Vec::new(),
                     next_poll: Time::MAX,
                 }
@@ -570,6 +581,10 @@ impl World {
         let mut flows: Vec<FlowSpec> = Vec::new();
         let mut shared: HashMap<(usize, usize), u32> = HashMap::new();
         let mut flow_for = |src: usize, dst: usize, flows: &mut Vec<FlowSpec>| -> u32 {
+            if src == dst {
+                // Same host: the adapter's loopback, no link (`Ev::Engine`).
+                return LOOPBACK;
+            }
             let mk = |flows: &mut Vec<FlowSpec>| {
                 flows.push(FlowSpec {
                     src: format!("#{src}"),
@@ -590,15 +605,99 @@ impl World {
         let mut workloads = Vec::new();
         let mut finite = Vec::new();
         for (wi, w) in sc.workloads.iter().enumerate() {
-            let a = vm_index[&w.vm];
-            let bv = vm_index[&w.peer];
+            let (a, bv) = if w.kind == "nas" {
+                (0, 0)
+            } else {
+                (vm_index[&w.vm], vm_index[&w.peer])
+            };
             let (ha, hb) = (vms[a].host, vms[bv].host);
             let qa = qps.len();
             let qb = qa + 1;
-            let fa = flow_for(hnodes_index(ha), hnodes_index(hb), &mut flows);
-            let fb = flow_for(hnodes_index(hb), hnodes_index(ha), &mut flows);
+            let (fa, fb) = if w.kind == "nas" {
+                (LOOPBACK, LOOPBACK)
+            } else {
+                (
+                    flow_for(hnodes_index(ha), hnodes_index(hb), &mut flows),
+                    flow_for(hnodes_index(hb), hnodes_index(ha), &mut flows),
+                )
+            };
+            if w.kind == "nas" {
+                let ranks: Vec<usize> = w
+                    .ranks
+                    .as_deref()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|r| vm_index[r])
+                    .collect();
+                let bench = w.benchmark.as_deref().unwrap_or_default();
+                let pat = crate::nas::pattern(bench, ranks.len()).expect("validated benchmark");
+                let compute = w.compute.as_deref().map(d).unwrap_or(pat.compute);
+                let steps = if w.iterations > 0 {
+                    w.iterations
+                } else {
+                    pat.supersteps
+                };
+                let depth = w.depth.unwrap_or(u32::MAX);
+                let mut rank_qps: Vec<Vec<u32>> = vec![Vec::new(); ranks.len()];
+                for i in 0..ranks.len() {
+                    for &j in &pat.peers[i] {
+                        if j < i {
+                            continue;
+                        }
+                        let (va, vb) = (ranks[i], ranks[j]);
+                        let (ha, hb) = (vms[va].host, vms[vb].host);
+                        let qa = qps.len();
+                        let fa = flow_for(ha, hb, &mut flows);
+                        let fb = flow_for(hb, ha, &mut flows);
+                        if w.mode == "fluid" {
+                            fluid_flows.extend([fa, fb].into_iter().filter(|&f| f != LOOPBACK));
+                        }
+                        for (vm, peer, flow) in [(va, qa + 1, fa), (vb, qa, fb)] {
+                            qps.push(Qp {
+                                vm,
+                                peer,
+                                flow,
+                                recvs: 0,
+                                unexpected: VecDeque::new(),
+                            });
+                        }
+                        rank_qps[i].push(qa as u32);
+                        rank_qps[j].push(qa as u32 + 1);
+                    }
+                }
+                for (r, &vm) in ranks.iter().enumerate() {
+                    if vms[vm].prog.is_some() {
+                        return Err(ScenarioError {
+                            path: format!("workloads[{wi}].ranks"),
+                            problem: format!(
+                                "VM '{}' already runs a program (one per VM)",
+                                vms[vm].name
+                            ),
+                        }
+                        .into());
+                    }
+                    let qs = std::mem::take(&mut rank_qps[r]);
+                    vms[vm].prog = Some(Box::new(Bsp::new(
+                        qs,
+                        pat.messages.clone(),
+                        compute,
+                        steps,
+                        depth,
+                    )));
+                    vms[vm].workload = Some(wi);
+                    vms[vm].setup_cpu = w.setup_cpu.as_deref().map(d).unwrap_or(0);
+                }
+                let a = ranks[0];
+                finite.extend(ranks.iter().copied());
+                let name = w
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("nas-{bench}@{}", vms[a].name));
+                workloads.push((name, w.kind.clone(), a));
+                continue;
+            }
             if w.mode == "fluid" {
-                fluid_flows.extend([fa, fb]);
+                fluid_flows.extend([fa, fb].into_iter().filter(|&f| f != LOOPBACK));
             }
             qps.push(Qp {
                 vm: a,
@@ -824,8 +923,13 @@ impl World {
         w.last = vec![(0, 0, 0, 0, 0, 0); w.vms.len()];
         for (i, wl) in sc.workloads.iter().enumerate() {
             let a = w.workloads[i].2;
-            let b = w.vm_index[&wl.peer];
-            for vm in [a, b] {
+            let mut involved = vec![a];
+            if wl.kind == "nas" {
+                involved.extend(wl.ranks.iter().flatten().map(|r| w.vm_index[r]));
+            } else {
+                involved.push(w.vm_index[&wl.peer]);
+            }
+            for vm in involved {
                 if w.vms[vm].prog.is_some() && w.vms[vm].exec == Exec::NotStarted {
                     // A VM's program starts with its own workload's `start`
                     // (a serving peer's at once), whichever workload names
@@ -943,7 +1047,23 @@ impl World {
                 }
             }
             Ev::Engine { host } => {
+                if let Some(m) = self.hosts[host].dma.take() {
+                    // A loopback transfer finished: delivered in memory.
+                    self.hosts[host].engine_busy = false;
+                    self.arrived(m);
+                    self.kick_engine(host);
+                    return Ok(false);
+                }
                 let m = self.hosts[host].engine.pop_front().expect("engine work");
+                if m.flow == LOOPBACK {
+                    // Same host: the engine reads the sender's buffer and
+                    // writes the receiver's, both at the DMA rate, and the
+                    // host's other work requests wait behind it.
+                    let t = (2.0 * m.bytes as f64 / self.hosts[host].dma_rate).ceil() as Time;
+                    self.hosts[host].dma = Some(m);
+                    self.push(now + t, Ev::Engine { host });
+                    return Ok(false);
+                }
                 self.hosts[host].engine_busy = false;
                 self.send_to_network(m)?;
                 self.kick_engine(host);

@@ -113,6 +113,76 @@ def _fig11(arbitration: str, n2m: int = 200) -> Dict[str, Any]:
     return out
 
 
+#: F Tables 1-2 (seed text).
+TABLE1 = {"write_mb_s": 929.86, "mg4_mflops": 2538.25, "mg_drop": 0.40}
+TABLE2 = {"is": (14.57, 28.48), "cg": (4.13, 4.29)}
+MG_B_FLOP = 58.0 * 20 * 256 ** 3   # NPB MG class B: 58 · nit · nx·ny·nz
+UNIT_PCT = 0.01 / 100              # Table 2's "Decrease %" printed to two decimals
+PLACEMENTS = ("split", "by-benchmark", "packed")
+NAS_HOSTS = [{"name": "A", "pcpus": 8}, {"name": "B", "pcpus": 4}]   # F §6.1: 8 + 4 cores
+
+
+def _nas_hosts(placement: str, group: int) -> List[str]:
+    """Hosts of the 4 ranks of benchmark ``group`` (0 or 1) under a reading
+    of F's unstated placement: ``split`` two ranks per host (the calibration
+    placement), ``by-benchmark`` each benchmark on its own host (group 0 on
+    the 8-core A, group 1 on the 4-core B), ``packed`` every rank on A.
+
+    >>> _nas_hosts("split", 1), _nas_hosts("by-benchmark", 1)
+    (['A', 'A', 'B', 'B'], ['B', 'B', 'B', 'B'])
+    """
+    if placement == "split":
+        return ["A", "A", "B", "B"]
+    if placement == "by-benchmark":
+        return ["A" if group == 0 else "B"] * 4
+    return ["A"] * 4
+
+
+def _nas_run(benches: List[str], placement: str, write: bool = False, is_mode: str = "packet") -> Dict[str, Any]:
+    """Runs NAS skeletons (4 ranks each, 1 vCPU per VM) and optionally the
+    2 MB RDMA Write pair (client on A, server on B, depth 100, fluid) beside
+    them; returns each benchmark's run time (s) and the writer's MiB/s."""
+    vms: List[Dict[str, Any]] = []
+    wls: List[Dict[str, Any]] = []
+    for g, b in enumerate(benches):
+        ranks = [f"{b}{r}" for r in range(4)]
+        vms += [{"name": n, "host": h} for n, h in zip(ranks, _nas_hosts(placement, g))]
+        wl = {"kind": "nas", "benchmark": b, "ranks": ranks}
+        if b == "is" and is_mode == "fluid":
+            wl["mode"] = "fluid"
+        wls.append(wl)
+    if write:
+        vms += [{"name": "wc", "host": "A"}, {"name": "ws", "host": "B"}]
+        wls.append({"kind": "rdma-write", "vm": "wc", "peer": "ws", "size": "2M", "depth": 100, "mode": "fluid"})
+    sc = {"duration": "120s", "sample-interval": "100ms", "hosts": NAS_HOSTS, "vms": vms, "workloads": wls}
+    w = run_scenario(sc).workloads().set_index("vm")
+    out: Dict[str, Any] = {}
+    for b in benches:
+        r = w.loc[f"{b}0"]
+        out[b] = float(r["finish_s"]) - float(r["start_s"])
+    if write:
+        out["write_mb_s"] = float(w.loc["wc", "hw_mib_s"])  # perftest MB = MiB
+    return out
+
+
+def _nas(placements: List[str], is_mode: str) -> Dict[str, Any]:
+    """F Tables 1-2 under each placement reading: every benchmark alone, then
+    consolidated (T1: MG beside RDMA Write; T2: IS beside CG)."""
+    out: Dict[str, Any] = {}
+    sc = {"duration": "2s", "hosts": NAS_HOSTS, "vms": [{"name": "wc", "host": "A"}, {"name": "ws", "host": "B"}],
+          "workloads": [{"kind": "rdma-write", "vm": "wc", "peer": "ws", "size": "2M", "depth": 100, "mode": "fluid"}]}
+    out["write_alone_mb_s"] = float(run_scenario(sc).workloads()["hw_mib_s"].iloc[0])
+    for pl in placements:
+        alone = _nas_run(["is"], pl, is_mode=is_mode)["is"], _nas_run(["cg"], pl)["cg"]
+        mg_alone = _nas_run(["mg"], pl)["mg"]
+        t2 = _nas_run(["is", "cg"], pl, is_mode=is_mode)
+        t1 = _nas_run(["mg"], pl, write=True)
+        out[pl] = {"is_alone": alone[0], "cg_alone": alone[1], "is_cons": t2["is"], "cg_cons": t2["cg"],
+                   "mg_alone_mflops": MG_B_FLOP / mg_alone / 1e6, "mg_cons_mflops": MG_B_FLOP / t1["mg"] / 1e6,
+                   "write_cons_mb_s": t1["write_mb_s"]}
+    return out
+
+
 def _fig12(depths=(1, 4, 100), caps=(100, 50, 20), size: str = "128k") -> List[Dict[str, Any]]:
     """RDMA Write 128 KB, 1.5 s (many park cycles), bandwidth by depth and
     cap (F Fig. 12)."""
@@ -154,11 +224,34 @@ def _fig13(computes_us=(0, 2, 8, 30, 70)) -> List[Dict[str, Any]]:
     return rows
 
 
+def _nas_checks(reg: Dict[str, Any], nas: Dict[str, Any], placement: str) -> List[Check]:
+    """Judges T1/T2 on the ``placement`` reading (the others are printed)."""
+    r = nas[placement]
+    is_up, cg_up = r["is_cons"] / r["is_alone"] - 1, r["cg_cons"] / r["cg_alone"] - 1
+    mg_drop = 1 - r["mg_cons_mflops"] / r["mg_alone_mflops"]
+    w_alone, w_cons = nas["write_alone_mb_s"], r["write_cons_mb_s"]
+    where = f" ({placement} placement)"
+    return [
+        reg["T1-MG-alone"].judge(abs(r["mg_alone_mflops"] - TABLE1["mg4_mflops"]) <= UNIT_MBS + EPS,
+                                 f"{r['mg_alone_mflops']:.2f} MFlop/s{where}"),
+        reg["T2-IS-alone"].judge(abs(r["is_alone"] - TABLE2["is"][0]) <= UNIT_S + EPS, f"{r['is_alone']:.3f} s{where}"),
+        reg["T2-CG-alone"].judge(abs(r["cg_alone"] - TABLE2["cg"][0]) <= UNIT_S + EPS, f"{r['cg_alone']:.3f} s{where}"),
+        reg["T1"].judge(0.35 <= mg_drop <= 0.40, f"MG {r['mg_alone_mflops']:.1f} → {r['mg_cons_mflops']:.1f} MFlop/s "
+                        f"({-mg_drop:+.2%}){where}", shape=mg_drop > 0.10),
+        reg["T1-write"].judge(w_cons >= 0.9 * w_alone, f"{w_alone:.1f} → {w_cons:.1f} MB/s{where}"),
+        reg["T2"].judge(abs(is_up - 0.9547) <= UNIT_PCT + EPS,
+                        f"IS {r['is_alone']:.2f} → {r['is_cons']:.2f} s ({is_up:+.2%}){where}", shape=is_up > 0.5),
+        reg["T2-CG"].judge(abs(cg_up - 0.0387) <= UNIT_PCT + EPS,
+                           f"CG {r['cg_alone']:.2f} → {r['cg_cons']:.2f} s ({cg_up:+.2%}){where}",
+                           shape=cg_up < 0.10 and cg_up < is_up),
+    ]
+
+
 def reproduce(phases: int = 4, mb_requests: int = 1000, do_fig12: bool = True,
-              do_fig13: bool = True) -> Dict[str, Any]:
+              do_fig13: bool = True, do_nas: bool = True, nas_placement: str = "split") -> Dict[str, Any]:
     """Runs everything; returns rows and checks.
 
-    >>> s = reproduce(phases=1, mb_requests=120, do_fig12=False, do_fig13=False)
+    >>> s = reproduce(phases=1, mb_requests=120, do_fig12=False, do_fig13=False, do_nas=False)
     >>> bool(abs(s["table3"][100]["bw_2k_mean"] - 448.44) < 10)   # calibration target
     True
     >>> [(c["id"], c["verdict"]) for c in s["checks"]][:2]
@@ -237,7 +330,14 @@ def reproduce(phases: int = 4, mb_requests: int = 1000, do_fig12: bool = True,
             all(b >= a - 0.01 for a, b in zip(drops, drops[1:])) and drops[-1] >= 0.35,
             "BW drop at cap 50: " + ", ".join(f"{d:.0%}@{r['comm_share']:.0%} comm"
                                                     for d, r in zip(drops, rows))))
-    skipped = "not run with these options (--no-fig12 / --no-fig13)"
+    if do_nas:
+        if nas_placement not in PLACEMENTS:
+            raise ValueError(f"--nas-placement must be one of {', '.join(PLACEMENTS)}")
+        nas = _nas([nas_placement] + [p for p in PLACEMENTS if p != nas_placement], "packet")
+        summary["nas"] = nas
+        summary["nas_placement"] = nas_placement
+        checks += _nas_checks(reg, nas, nas_placement)
+    skipped = "not run with these options (--no-fig12 / --no-fig13 / --no-nas)"
     summary["checks"] = [c.as_dict() for c in complete("thrashing", checks, skipped)]
     return summary
 
@@ -270,6 +370,21 @@ def _print(s: Dict[str, Any]) -> None:
         print("F Fig. 13 (64 KB, depth 100, compute per message; BW at cap 50 / cap 100) — qualitative")
         for r in s["fig13"]:
             print(f"  compute {r['compute_us']:>4} us  comm {r['comm_share']:.0%}  ratio {r['ratio']:.2f}")
+    if "nas" in s:
+        n = s["nas"]
+        print("F Tables 1-2 (NAS skeletons, class B assumed, 4 ranks of 1 vCPU each; hosts A 8 PCPUs, B 4):")
+        print(f"  RDMA Write (2 MB, depth 100) alone: {n['write_alone_mb_s']:.1f} MB/s (thesis 929.86; calibration)")
+        print(f"  {'placement':<13} {'IS alone':>8} {'IS cons':>8} {'CG alone':>8} {'CG cons':>8} "
+              f"{'MG alone':>9} {'MG cons':>9} {'Write cons':>10}")
+        print(f"  {'thesis':<13} {14.57:>8.2f} {28.48:>8.2f} {4.13:>8.2f} {4.29:>8.2f} {2538.25:>9.1f} "
+              f"{'≈ -40 %':>9} {'most':>10}")
+        for pl in PLACEMENTS:
+            r = n[pl]
+            mark = " (judged)" if pl == s["nas_placement"] else ""
+            print(f"  {pl:<13} {r['is_alone']:>8.2f} {r['is_cons']:>8.2f} {r['cg_alone']:>8.2f} {r['cg_cons']:>8.2f} "
+                  f"{r['mg_alone_mflops']:>9.1f} {r['mg_cons_mflops']:>9.1f} {r['write_cons_mb_s']:>10.1f}{mark}")
+        print("  alone rows: calibration (split placement: IS, CG and MG compute fitted to them); "
+              "consolidated rows: prediction")
     render_scoreboard("thrashing", checks_of(s))
 
 
@@ -286,6 +401,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="2 MB requests (F: 10,000; default 1,000: the 2 KB burst then weighs ~1 %%)")
     parser.add_argument("--no-fig12", action="store_true", help="skip Figs. 11 and 12 (buffer size; depth × cap)")
     parser.add_argument("--no-fig13", action="store_true", help="skip Fig. 13 (compute share)")
+    parser.add_argument("--no-nas", action="store_true", help="skip Tables 1-2 (NAS skeletons)")
+    parser.add_argument("--nas-placement", default="split", choices=PLACEMENTS,
+                        help="the reading of F's unstated VM placement that T1/T2 are judged on (default split: "
+                             "two ranks per host, the calibration placement; the others are printed beside)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--out", default=None, help="write summary.json (rows and the scoreboard) into this folder")
 
@@ -298,13 +417,15 @@ def run(args: argparse.Namespace) -> int:
     >>> import contextlib, io
     >>> p = argparse.ArgumentParser(); configure(p)
     >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-    ...     status = run(p.parse_args(["--phases", "1", "--mb-requests", "120", "--no-fig12", "--no-fig13"]))
+    ...     status = run(p.parse_args(["--phases", "1", "--mb-requests", "120", "--no-fig12", "--no-fig13",
+    ...                                "--no-nas"]))
     >>> "prediction" in out.getvalue() and "Scoreboard (thrashing)" in out.getvalue()
     True
     """
     if args.phases < 1:
         raise ValueError("--phases must be at least 1")
-    s = reproduce(args.phases, args.mb_requests, not args.no_fig12, not args.no_fig13)
+    s = reproduce(args.phases, args.mb_requests, not args.no_fig12, not args.no_fig13, not args.no_nas,
+                  args.nas_placement)
     if args.out:
         write_summary(s, args.out)
     if args.json:
