@@ -21,6 +21,8 @@ pyo3::create_exception!(
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SmError", m.py().get_type::<SmError>())?;
     m.add_function(wrap_pyfunction!(sm_run, m)?)?;
+    m.add_function(wrap_pyfunction!(sm_sa_flood, m)?)?;
+    m.add_function(wrap_pyfunction!(sm_sa_get_table, m)?)?;
     Ok(())
 }
 
@@ -123,4 +125,58 @@ pub(crate) fn sm_run(
         return Err(e);
     }
     result.map_err(SmError::new_err)
+}
+
+/// Runs the SA flooder (`ibcloud_sm::sa::flood`) through libibumad with
+/// the GIL released: `spec` and the result are JSON (`FloodSpec`,
+/// `FloodStats`). Raises `SmError` when the port cannot be opened, there
+/// is no SM, or the spec is invalid.
+#[pyfunction]
+#[pyo3(signature = (spec, *, ca=None, port=0))]
+pub(crate) fn sm_sa_flood(
+    py: Python<'_>,
+    spec: &str,
+    ca: Option<String>,
+    port: u32,
+) -> PyResult<String> {
+    let spec: ibcloud_sm::sa::flood::FloodSpec =
+        serde_json::from_str(spec).map_err(|e| SmError::new_err(format!("flood spec: {e}")))?;
+    py.detach(|| {
+        ibcloud_sm::sa::flood::flood_umad(&spec, ca.as_deref(), port)
+            .and_then(|st| serde_json::to_string(&st).map_err(|e| e.to_string()))
+    })
+    .map_err(SmError::new_err)
+}
+
+/// SubnAdmGetTable through libibumad with RMPP done by ibcloud (so a whole
+/// table crosses ibsim's shim): returns (status, attribute offset in
+/// words, records as bytes).
+#[pyfunction]
+#[pyo3(signature = (attr_id, *, comp_mask=0, template=Vec::new(), window=16, timeout_ms=2000, sa_lid=None, ca=None, port=0))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn sm_sa_get_table(
+    py: Python<'_>,
+    attr_id: u16,
+    comp_mask: u64,
+    template: Vec<u8>,
+    window: u32,
+    timeout_ms: u64,
+    sa_lid: Option<u16>,
+    ca: Option<String>,
+    port: u32,
+) -> PyResult<(u16, u16, Vec<Vec<u8>>)> {
+    py.detach(|| {
+        ibcloud_sm::sa::flood::get_table_umad(
+            ca.as_deref(),
+            port,
+            sa_lid,
+            attr_id,
+            comp_mask,
+            &template,
+            window,
+            Duration::from_millis(timeout_ms),
+        )
+    })
+    .map(|t| (t.status, t.attr_offset, t.records))
+    .map_err(SmError::new_err)
 }

@@ -100,7 +100,7 @@ pub struct Resolver<'a> {
     tables: &'a ForwardingTables,
     sls: Option<&'a PathSls>,
     mtus: MtuMap,
-    lids: Vec<Option<PortRef>>,
+    lids: std::borrow::Cow<'a, [Option<PortRef>]>,
 }
 
 impl<'a> Resolver<'a> {
@@ -120,8 +120,27 @@ impl<'a> Resolver<'a> {
             tables,
             sls,
             mtus,
-            lids,
+            lids: std::borrow::Cow::Owned(lids),
         })
+    }
+
+    /// As [`Resolver::new`] with the fabric's LID table already computed
+    /// (`fabric.lid_table()`), so that a service answering many queries
+    /// builds it once: computing it walks every port.
+    pub fn with_lid_table(
+        fabric: &'a Fabric,
+        tables: &'a ForwardingTables,
+        sls: Option<&'a PathSls>,
+        mtus: MtuMap,
+        lids: &'a [Option<PortRef>],
+    ) -> Self {
+        Self {
+            fabric,
+            tables,
+            sls,
+            mtus,
+            lids: std::borrow::Cow::Borrowed(lids),
+        }
     }
 
     fn owner(&self, lid: u16) -> Result<PortRef, SaError> {

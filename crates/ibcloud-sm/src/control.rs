@@ -6,7 +6,7 @@
 //! | command | answer |
 //! |---|---|
 //! | `status` | state, sweeps, uptime, the last heavy sweep's report |
-//! | `counters` | SMPs sent by kind, retries, timeouts, … |
+//! | `counters` | SMPs sent by kind, retries, timeouts, …; `sa`: the SA's requests, errors and RMPP transfers |
 //! | `sweep` | runs a heavy sweep now and returns its report |
 //! | `light` | runs a light sweep now (and a heavy one if it finds a change) |
 //! | `migrate VM HYP [itrc\|ftree-minrc\|full] [partial] [check=refuse\|report\|off]` | live VM migration on a vSwitch fabric, after the transition (deadlock) check; a refused plan answers `ok: false` with the report |
@@ -80,7 +80,17 @@ fn handle<T: Transport>(sm: &mut SubnetManager<T>, line: &str) -> (Value, bool) 
     let err = |e: String| (json!({"ok": false, "error": e}), false);
     match cmd {
         "status" => ok(status(sm)),
-        "counters" => ok(serde_json::to_value(&sm.mads.counters).unwrap_or(Value::Null)),
+        "counters" => {
+            let mut v = serde_json::to_value(&sm.mads.counters).unwrap_or(Value::Null);
+            // The SA's own counters (requests, errors, RMPP transfers).
+            if let (Some(map), Some(sa)) = (v.as_object_mut(), sm.mads.sa.as_ref()) {
+                map.insert(
+                    "sa".into(),
+                    serde_json::to_value(&sa.stats).unwrap_or(Value::Null),
+                );
+            }
+            ok(v)
+        }
         "sweep" => match sm.heavy_sweep("requested over the control socket") {
             Ok(r) => ok(serde_json::to_value(r).unwrap_or(Value::Null)),
             Err(e) => err(e.to_string()),

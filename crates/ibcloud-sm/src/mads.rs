@@ -144,11 +144,8 @@ pub struct Mads<T: Transport> {
     /// SMInfo of other SMs that queried us (their GUIDs).
     pub other_sms: Vec<u64>,
     /// Answers SA requests (set by the SM once the subnet is routed).
-    pub sa: Option<SaHook>,
+    pub sa: Option<crate::sa::SaServer>,
 }
-
-/// Turns one SA request MAD into the answer MAD.
-pub type SaHook = Box<dyn FnMut(&[u8; 256]) -> Option<[u8; 256]> + Send>;
 
 impl<T: Transport> std::fmt::Debug for Mads<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -354,25 +351,39 @@ impl<T: Transport> Mads<T> {
         out[f.idx] = Some(Ok(smp));
     }
 
-    /// An SA request (class 0x03): answered by the SA hook, if any. Returns
-    /// whether the MAD was an SA MAD.
+    /// An SA MAD (class 0x03): a request or an RMPP ACK, handed to the SA
+    /// server, if any; its overdue RMPP windows are resent on the way.
+    /// Returns whether the MAD was an SA MAD.
     fn serve_sa(&mut self, got: &Received) -> bool {
         if got.mad[1] != 0x03 {
             return false;
         }
-        if got.mad[3] & 0x80 != 0 {
-            return true; // a response to nothing we sent
+        let request = got.mad[3] & 0x80 == 0;
+        if request {
+            self.counters.sa_requests += 1;
         }
-        self.counters.sa_requests += 1;
         let Some(sa) = self.sa.as_mut() else {
             return true;
         };
-        if let Some(answer) = sa(&got.mad) {
-            if self.transport.send_gsi(&answer, got.slid, got.sqp).is_ok() {
-                self.counters.sa_answered += 1;
-            }
+        let now = Instant::now();
+        let mut out = sa.on_mad(&got.mad, got.slid, got.sqp, now);
+        out.extend(sa.on_timer(now));
+        let mut sent = false;
+        for o in out {
+            sent |= self.transport.send_gsi(o.bytes(), o.dlid, o.dqp).is_ok();
+        }
+        if request && sent {
+            self.counters.sa_answered += 1;
         }
         true
+    }
+
+    /// Resends the SA's overdue RMPP windows.
+    fn sa_timers(&mut self) {
+        let Some(sa) = self.sa.as_mut() else { return };
+        for o in sa.on_timer(Instant::now()) {
+            let _ = self.transport.send_gsi(o.bytes(), o.dlid, o.dqp);
+        }
     }
 
     /// Requests addressed to the SM: answer SMInfo Get, record traps.
@@ -419,21 +430,30 @@ impl<T: Transport> Mads<T> {
         }
     }
 
-    /// Waits up to `timeout` for requests addressed to the SM (between sweeps).
+    /// Waits up to `timeout` for requests addressed to the SM (between
+    /// sweeps), waking for the SA's RMPP deadlines.
     pub fn idle(&mut self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let now = Instant::now();
+            let left = deadline.saturating_duration_since(now);
             if left.is_zero() {
                 return;
             }
-            match self.transport.recv(left) {
+            let sa_due = self
+                .sa
+                .as_ref()
+                .and_then(|s| s.next_deadline())
+                .map(|d| d.saturating_duration_since(now));
+            let wait = sa_due.map_or(left, |d| d.min(left));
+            match self.transport.recv(wait) {
                 Some(got) if self.serve_sa(&got) => {}
                 Some(got) => match SmpRepr::parse_bytes(&got.mad) {
                     Ok(s) if !s.is_response() => self.unsolicited(&s, got.slid),
                     Ok(_) => self.counters.late += 1,
                     Err(_) => self.counters.malformed += 1,
                 },
+                None if sa_due.is_some_and(|d| d < left) => self.sa_timers(),
                 None => return,
             }
         }

@@ -465,8 +465,9 @@ impl<T: Transport> SubnetManager<T> {
                 tables.clone(),
                 sls,
                 self.config.sa_caching,
-            );
-            self.mads.sa = Some(Box::new(move |req| service.answer(req)));
+            )
+            .with_subnet(&d, &ids, self.mads.sm_info.clone());
+            crate::sa::SaServer::install(&mut self.mads.sa, service);
         }
         self.heavy_sweeps += 1;
         report.total_smps = self.mads.counters.total_sent - sent0;
@@ -646,8 +647,9 @@ impl<T: Transport> SubnetManager<T> {
                 s.tables.clone(),
                 None,
                 self.config.sa_caching,
-            );
-            self.mads.sa = Some(Box::new(move |req| service.answer(req)));
+            )
+            .with_subnet(&s.discovery, &s.ids, self.mads.sm_info.clone());
+            crate::sa::SaServer::install(&mut self.mads.sa, service);
         }
         self.write_files()?;
         Ok(r)

@@ -18,9 +18,11 @@ pub trait Transport {
     ) -> Result<(), SmError>;
     /// Waits up to `timeout` for one MAD; None when nothing came.
     fn recv(&mut self, timeout: Duration) -> Option<Received>;
-    /// Sends a GSI MAD (an SA answer) to `dlid`, QP `dqp`. Transports
-    /// without a GSI drop it.
-    fn send_gsi(&mut self, _mad: &[u8; SMP_LEN], _dlid: u16, _dqp: u32) -> Result<(), SmError> {
+    /// Sends a GSI MAD (an SA answer) of `mad.len()` ≤ 256 bytes to `dlid`,
+    /// QP `dqp` (a short MAD is zero-padded on the wire; through ibsim's
+    /// shim the requester sees the length sent). Transports without a GSI
+    /// drop it.
+    fn send_gsi(&mut self, _mad: &[u8], _dlid: u16, _dqp: u32) -> Result<(), SmError> {
         Ok(())
     }
     /// The SM's own port (GUID, port number).
@@ -74,7 +76,7 @@ impl Transport for UmadTransport {
         )
     }
 
-    fn send_gsi(&mut self, mad: &[u8; SMP_LEN], dlid: u16, dqp: u32) -> Result<(), SmError> {
+    fn send_gsi(&mut self, mad: &[u8], dlid: u16, dqp: u32) -> Result<(), SmError> {
         self.port.send_gsi(mad, dlid, dqp)
     }
 

@@ -138,7 +138,9 @@ impl UmadPort {
         let (agent_dr, agent_lid, agent_sa, hdr) = unsafe {
             let dr = umad_register(fd, 0x81, 1, 0, std::ptr::null_mut());
             let lid = umad_register(fd, 0x01, 1, 0, std::ptr::null_mut());
-            let sa = umad_register(fd, 0x03, 2, 1, std::ptr::null_mut());
+            // RMPP version 0: the SA runs RMPP itself (sa::rmpp), so the
+            // kernel must pass segments and ACKs through untouched.
+            let sa = umad_register(fd, 0x03, 2, 0, std::ptr::null_mut());
             (dr, lid, sa, umad_size())
         };
         if agent_dr < 0 || agent_lid < 0 || agent_sa < 0 {
@@ -222,14 +224,11 @@ impl UmadPort {
 
     /// Sends a GSI MAD (an SA answer) to `dlid`/`dqp` with the GSI Q_Key.
     #[allow(unsafe_code)]
-    pub fn send_gsi(
-        &mut self,
-        mad: &[u8; crate::wire::SMP_LEN],
-        dlid: u16,
-        dqp: u32,
-    ) -> Result<(), SmError> {
+    pub fn send_gsi(&mut self, mad: &[u8], dlid: u16, dqp: u32) -> Result<(), SmError> {
+        let mad = &mad[..mad.len().min(crate::wire::SMP_LEN)];
         self.send_buf[..self.hdr].fill(0);
-        self.send_buf[self.hdr..].copy_from_slice(mad);
+        self.send_buf[self.hdr..self.hdr + mad.len()].copy_from_slice(mad);
+        self.send_buf[self.hdr + mad.len()..].fill(0);
         // SAFETY: send_buf holds umad_size() header bytes plus the MAD.
         let r = unsafe {
             let p: *mut c_void = self.send_buf.as_mut_ptr().cast();
@@ -268,6 +267,120 @@ impl UmadPort {
             self.recv_buf[23],
         ]);
         Some((status, slid, sqp, out))
+    }
+}
+
+/// A requester's port: only the SA class registered (version 2, RMPP
+/// version 0), no issm device. The SA flooder and SA clients use it.
+#[derive(Debug)]
+pub struct SaClientPort {
+    fd: c_int,
+    agent: c_int,
+    hdr: usize,
+    send_buf: Vec<u8>,
+    recv_buf: Vec<u8>,
+    /// The port.
+    pub port: LocalPort,
+}
+
+impl SaClientPort {
+    /// Opens `ca`/`port` (None/0: the first port) and registers the SA class.
+    #[allow(unsafe_code)]
+    pub fn open(ca: Option<&str>, port: u32) -> Result<Self, SmError> {
+        let name = cname(ca)?;
+        let name_ptr = name.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+        let mut raw = vec![0u8; PORT_STRUCT];
+        // SAFETY: as in UmadPort::open: `raw` outlives the get/release pair,
+        // `name_ptr` is null or a live CString, null method mask allowed.
+        let (local, fd, agent, hdr) = unsafe {
+            if umad_init() < 0 {
+                return Err(SmError::Umad(
+                    "umad_init failed (no InfiniBand stack or shim?)".into(),
+                ));
+            }
+            if umad_get_port(name_ptr, port as c_int, raw.as_mut_ptr().cast()) < 0 {
+                return Err(SmError::Umad(format!(
+                    "umad_get_port({}, {port}) failed: no such port",
+                    ca.unwrap_or("first CA")
+                )));
+            }
+            let parsed = parse_port(&raw);
+            umad_release_port(raw.as_mut_ptr().cast());
+            let fd = umad_open_port(name_ptr, port as c_int);
+            if fd < 0 {
+                return Err(SmError::Umad(format!("umad_open_port failed ({fd})")));
+            }
+            let agent = umad_register(fd, 0x03, 2, 0, std::ptr::null_mut());
+            (parsed, fd, agent, umad_size())
+        };
+        if agent < 0 {
+            // SAFETY: fd is open.
+            unsafe { umad_close_port(fd) };
+            return Err(SmError::Umad(format!(
+                "umad_register(SA class) failed ({agent})"
+            )));
+        }
+        let size = hdr + crate::wire::SMP_LEN;
+        Ok(Self {
+            fd,
+            agent,
+            hdr,
+            send_buf: vec![0; size],
+            recv_buf: vec![0; size],
+            port: local,
+        })
+    }
+
+    /// Sends one SA MAD to QP1 of `dlid` with the GSI Q_Key.
+    #[allow(unsafe_code)]
+    pub fn send(
+        &mut self,
+        mad: &[u8; crate::wire::SMP_LEN],
+        dlid: u16,
+        sl: u8,
+    ) -> Result<(), SmError> {
+        self.send_buf[..self.hdr].fill(0);
+        self.send_buf[self.hdr..].copy_from_slice(mad);
+        // SAFETY: send_buf holds umad_size() header bytes plus the MAD.
+        let r = unsafe {
+            let p: *mut c_void = self.send_buf.as_mut_ptr().cast();
+            umad_set_addr(p, dlid as c_int, 1, sl as c_int, 0x8001_0000u32 as c_int);
+            umad_send(self.fd, self.agent, p, mad.len() as c_int, 0, 0)
+        };
+        if r < 0 {
+            return Err(SmError::Umad(format!(
+                "umad_send (SA request) failed ({r})"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout_ms` for one MAD: `(status, bytes)`, or None.
+    #[allow(unsafe_code)]
+    pub fn recv(&mut self, timeout_ms: i32) -> Option<(i32, [u8; crate::wire::SMP_LEN])> {
+        let mut len: c_int = self.recv_buf.len() as c_int;
+        // SAFETY: recv_buf is umad_size() + 256 bytes and `len` says so.
+        let (r, status) = unsafe {
+            let p: *mut c_void = self.recv_buf.as_mut_ptr().cast();
+            let r = umad_recv(self.fd, p, &mut len, timeout_ms);
+            (r, umad_status(p))
+        };
+        if r < 0 {
+            return None;
+        }
+        let mut out = [0u8; crate::wire::SMP_LEN];
+        out.copy_from_slice(&self.recv_buf[self.hdr..self.hdr + crate::wire::SMP_LEN]);
+        Some((status, out))
+    }
+}
+
+impl Drop for SaClientPort {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // SAFETY: fd was opened by umad_open_port and is closed once.
+        unsafe {
+            umad_close_port(self.fd);
+        }
     }
 }
 

@@ -2,6 +2,12 @@
 libibumad to the running SM, W outstanding at a time, every answer checked
 against the expected (SL, MTU, rate) of our own resolution.
 
+The loop runs in Rust (``ibcloud_sm::sa::flood``, GIL released). The
+former Python loop over ctypes is kept as ``engine="python"`` only to
+measure what it cost (issue 19: it capped a flood of OpenSM on ibsim at
+~10 k queries/s at any window; ``bench/sa_flood.py --engines python
+native`` shows both).
+
 Counts, never crashes: answers that do not parse (``malformed``), whose TID
 is not outstanding (``unmatched``), whose status is non-zero
 (``status_errors``), whose (SLID, DLID, SL, MTU, rate) differ from ours
@@ -108,6 +114,7 @@ def flood(
     max_queries: int | None = None,
     schedule: list[int] | None = None,
     round_s: float = 20.0,
+    engine: str = "native",
 ) -> FloodStats:
     """Floods the SM for ``duration`` seconds keeping ``window`` queries outstanding.
 
@@ -120,6 +127,12 @@ def flood(
     >>> flood.__name__
     'flood'
     """
+    if engine == "native":
+        return _flood_native(pairs, expected, window=window, duration=duration, timeout_ms=timeout_ms,
+                             sm_lid=sm_lid, ca=ca, port=port, seed=seed, random_pairs=random_pairs,
+                             max_queries=max_queries, schedule=schedule, round_s=round_s)
+    if engine != "python":
+        raise ValueError(f"unknown flooder engine {engine!r} (native or python)")
     from ibcloud import _native
     from ibcloud.sa.umad import ETIMEDOUT, Umad
 
@@ -237,6 +250,39 @@ def flood(
     return stats
 
 
+def _flood_native(pairs: list[tuple[int, int]], expected: dict[tuple[int, int], tuple[int, int, int]] | None, *,
+                  window: int, duration: float, timeout_ms: int, sm_lid: int | None, ca: str | None, port: int,
+                  seed: int, random_pairs: bool, max_queries: int | None, schedule: list[int] | None,
+                  round_s: float) -> FloodStats:
+    """:func:`flood` in Rust; the same statistics.
+
+    >>> _flood_native.__name__
+    '_flood_native'
+    """
+    from ibcloud import _native
+
+    if schedule is not None and (not schedule or min(schedule) < 0 or round_s <= 0):
+        raise ValueError("a schedule needs rounds, windows >= 0 and a positive round length")
+    if window < 1 and schedule is None:
+        raise ValueError("window must be at least 1")
+    if not pairs:
+        raise ValueError("no (SLID, DLID) pairs to query")
+    spec = {"pairs": [list(p) for p in pairs],
+            "expected": [[k[0], k[1], *v] for k, v in (expected or {}).items()],
+            "window": window, "duration": duration, "timeout_ms": timeout_ms, "sm_lid": sm_lid,
+            "seed": seed, "random": random_pairs, "max_queries": max_queries, "schedule": schedule,
+            "round_s": round_s}
+    try:
+        raw = json.loads(_native.sm_sa_flood(json.dumps(spec), ca=ca, port=port))
+    except _native.SmError as err:
+        raise RuntimeError(str(err)) from err
+    rounds = raw.pop("round_latencies_us", [])
+    stats = FloodStats(**{k: v for k, v in raw.items() if k in FloodStats.__dataclass_fields__})
+    for r, lats in enumerate(rounds):
+        stats.rounds.append(_round_summary(r + 1, (schedule or [0])[r], lats, round_s))
+    return stats
+
+
 def main(argv: list[str] | None = None) -> int:
     """Worker entry point: ``python -m ibcloud.sa.flood SPEC.json OUT.json``
     (run under the shim by :func:`ibcloud.sa.run.flood_on_ibsim`).
@@ -249,12 +295,22 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [tuple(p) for p in spec["pairs"]]
     expected = {(e[0], e[1]): (e[2], e[3], e[4]) for e in spec["expected"]} if spec.get("expected") else None
     out: dict[str, Any] = {}
+    import resource
+
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
     try:
         stats = flood(pairs, expected, window=spec.get("window", 1), duration=spec.get("duration", 5.0),
                       timeout_ms=spec.get("timeout_ms", 1000), sm_lid=spec.get("sm_lid"),
                       seed=spec.get("seed", 1), random_pairs=spec.get("random", True),
-                      schedule=spec.get("schedule"), round_s=spec.get("round_s", 20.0))
+                      schedule=spec.get("schedule"), round_s=spec.get("round_s", 20.0),
+                      engine=spec.get("engine", "native"))
         out = stats.summary()
+        # The flooder's own CPU per answered query (user + system, all
+        # threads): what it costs independent of how loaded the machine is.
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+        out["cpu_s"] = cpu
+        out["cpu_us_per_query"] = cpu / stats.answered * 1e6 if stats.answered else None
     except Exception as err:  # reported to the parent, never a traceback
         out = {"error": f"{type(err).__name__}: {err}"}
     Path(args[1]).write_text(json.dumps(out))
