@@ -10,7 +10,7 @@
 #   make bench-analysis  congestion analysis on ft11664 (10,000 bisections, one shift) vs plain Python
 #   make bench-delay   Paper VI's whole consolidation campaign, timed (budget 60 s)
 #   make bench-reconfig  Papers III/IV reconfiguration on ft11664 vs a full ftree route
-#   make bench-netsim  packet simulator speed on ft648 (BOOKSIM=path adds BookSim2 side by side)
+#   make bench-netsim  packet simulator speed, equal-size packets on ft324/8-ary-3 (BOOKSIM=path adds BookSim2 side by side)
 #   make bench-host    virtualized-host simulator speed (F testbed, two VMs, 10 s; G's 8 hosts, 60 s)
 #   make bench-vswitch FTreeMinRC marking, one migration on ft11664, the Fig. 8 campaign (sampled)
 #   make bench-sm   ibcloud's SM vs OpenSM on ibsim: bring-up, one link failure and one VM migration on ft648 (SMPs, seconds)

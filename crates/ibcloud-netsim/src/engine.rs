@@ -3,8 +3,9 @@
 //! limits), congestion control, counters, sweeps and run-time actions.
 //!
 //! Everything lives in flat vectors indexed by port slot (× VL); packets come
-//! from a preallocated pool; events are `(time, sequence)`-ordered entries of
-//! a binary heap, so equal-time events run in the order they were scheduled.
+//! from a preallocated pool; events pop in `(time, sequence)` order from a
+//! timing wheel (`queue`), so equal-time events run in the order they were
+//! scheduled.
 
 use crate::config::{CaControl, CcConfig, CcDetection, SimConfig, VictimMask, VlArbEntry};
 use crate::control::{Action, Controller, NoController, SlotInfo, SweepView, TimedAction};
@@ -17,11 +18,12 @@ use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::Fabric;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 mod external;
+mod queue;
 pub use external::Delivery;
+use queue::{Ev, EventQueue};
 
 const F_FECN: u8 = 1;
 const F_CNP: u8 = 2;
@@ -57,29 +59,48 @@ struct Pkt {
     flags: u8,
 }
 
+/// The per-slot state an event touches, together in one cache line (on a
+/// large fabric a slot's state is rarely in the cache; one line per slot
+/// instead of one per field).
 #[derive(Clone, Copy, Debug)]
-struct Ev {
-    t: Time,
-    seq: u64,
-    kind: u8,
-    a: u32,
-    b: u32,
+#[repr(align(64))]
+struct PortState {
+    /// End of the current transmission.
+    tx_end: Time,
+    /// A CREDIT wake-up is scheduled for this time (NO_TIME: none).
+    credit_wake: Time,
+    wait_since: Time,
+    wait_acc: Time,
+    /// HCA: the host DMA engine is free again at this time.
+    dma_free: Time,
+    /// Input FIFO whose head is on the wire (switch outputs), or NONE.
+    cur_fifo: u32,
+    /// Requests queued at this output (all VLs).
+    pending: u32,
+    busy: bool,
+    /// A TX_DONE event is scheduled. Switch outputs always get one; an HCA
+    /// gets one only when something waits to be sent, otherwise its link
+    /// goes idle silently at `tx_end` (see `try_send`).
+    tx_done_due: bool,
+    up: bool,
+    wake_pending: bool,
 }
 
-impl PartialEq for Ev {
-    fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.seq == o.seq
-    }
-}
-impl Eq for Ev {}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ev {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.t.cmp(&self.t).then(o.seq.cmp(&self.seq))
+impl Default for PortState {
+    fn default() -> Self {
+        Self {
+            tx_end: 0,
+            credit_wake: NO_TIME,
+            wait_since: NO_TIME,
+            wait_acc: 0,
+            dma_free: 0,
+            cur_fifo: NONE,
+            pending: 0,
+            busy: false,
+            tx_done_due: false,
+            up: false,
+            wake_pending: false,
+        }
     }
 }
 
@@ -148,17 +169,14 @@ pub struct Simulation {
     end: Time,
     now: Time,
     seq: u64,
-    heap: BinaryHeap<Ev>,
+    heap: EventQueue,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
-    // Per slot.
-    busy: Vec<bool>,
-    cur_fifo: Vec<u32>,
-    pending: Vec<u32>,
-    up: Vec<bool>,
+    /// Per slot: the hot state of each output, one cache line each.
+    ports: Vec<PortState>,
+    /// Per slot: link up (a copy of `PortState::up` for the sweep view).
+    link_up: Vec<bool>,
     arb: Vec<Arb>,
-    wait_since: Vec<Time>,
-    wait_acc: Vec<Time>,
     /// Per slot × VL: packets since the last FECN mark (Marking_Rate).
     mark_count: Vec<u16>,
     /// Per slot × VL: the output found its head packet short of credits
@@ -166,13 +184,16 @@ pub struct Simulation {
     stalled: Vec<bool>,
     /// CC state by [`Simulation::cc_key`].
     cc_states: std::collections::HashMap<u64, CcState>,
-    dma_free: Vec<Time>,
-    wake_pending: Vec<bool>,
     cnp_q: Vec<VecDeque<u32>>,
     counters: Vec<PortCounters>,
     prev_counters: Vec<PortCounters>,
     // Per slot × VL.
     credits: Vec<i64>,
+    /// Credits on their way back from the receiver: (arrival, units), in
+    /// arrival order. They count from their arrival on, taken in lazily
+    /// (`absorb_credits`) when the output next arbitrates, so a credit
+    /// return costs an event only when a blocked output waits for it.
+    credit_q: Vec<VecDeque<(Time, u32)>>,
     req: Vec<VecDeque<u32>>,
     queued_units: Vec<u32>,
     fifo: Vec<VecDeque<u32>>,
@@ -184,8 +205,11 @@ pub struct Simulation {
     dst_sl: Vec<u8>,
     // (source endpoint, destination endpoint) → SL set by a host agent.
     host_dst_sl: std::collections::HashMap<(u32, u32), u8>,
-    // Per node: SL2VL by (in, out) port.
+    /// Per node: SL2VL by (in, out) port; empty until an action sets one of
+    /// the node's tables (then all `sl2vl_global` but those set), so the
+    /// common case reads one shared 16-byte table.
     sl2vl: Vec<Vec<[u8; 16]>>,
+    sl2vl_global: [u8; 16],
     hi: Vec<VlArbEntry>,
     lo: Vec<VlArbEntry>,
     hi_limit_bytes: u64,
@@ -278,11 +302,7 @@ impl Simulation {
                 m
             }
         };
-        let sl2vl = net
-            .num_ports
-            .iter()
-            .map(|&np| vec![global; (np as usize + 1) * (np as usize + 1)])
-            .collect();
+        let sl2vl = vec![Vec::new(); net.num_ports.len()];
         let lo = if cfg.vl_arbitration.low.is_empty() {
             (0..cfg.vls)
                 .map(|vl| VlArbEntry { vl, weight: 32 })
@@ -358,25 +378,27 @@ impl Simulation {
             end,
             now: 0,
             seq: 0,
-            heap: BinaryHeap::with_capacity(1 << 16),
+            heap: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 14),
             free: Vec::new(),
-            busy: vec![false; nslots],
-            cur_fifo: vec![NONE; nslots],
-            pending: vec![0; nslots],
-            up: net.slots.iter().map(|s| s.remote != NONE).collect(),
+            ports: net
+                .slots
+                .iter()
+                .map(|sl| PortState {
+                    up: sl.remote != NONE,
+                    ..PortState::default()
+                })
+                .collect(),
+            link_up: net.slots.iter().map(|s| s.remote != NONE).collect(),
             arb: vec![arb0; nslots],
-            wait_since: vec![NO_TIME; nslots],
-            wait_acc: vec![0; nslots],
             mark_count: vec![0; nslots * v],
             stalled: vec![false; nslots * v],
             cc_states: std::collections::HashMap::new(),
-            dma_free: vec![0; nslots],
-            wake_pending: vec![false; nslots],
             cnp_q: (0..nslots).map(|_| VecDeque::new()).collect(),
             counters: vec![PortCounters::default(); nslots],
             prev_counters: vec![PortCounters::default(); nslots],
             credits,
+            credit_q: (0..nslots * v).map(|_| VecDeque::new()).collect(),
             req: (0..nslots * v).map(|_| VecDeque::new()).collect(),
             queued_units: vec![0; nslots * v],
             fifo: (0..nslots * v).map(|_| VecDeque::new()).collect(),
@@ -387,6 +409,7 @@ impl Simulation {
             dst_sl: vec![NO_SL; neps],
             host_dst_sl: std::collections::HashMap::new(),
             sl2vl,
+            sl2vl_global: global,
             hi_limit_bytes: match cfg.vl_arbitration.high_limit {
                 255 => u64::MAX,
                 0 => 1,
@@ -560,13 +583,7 @@ impl Simulation {
     #[inline]
     fn push(&mut self, t: Time, kind: u8, a: u32, b: u32) {
         self.seq += 1;
-        self.heap.push(Ev {
-            t,
-            seq: self.seq,
-            kind,
-            a,
-            b,
-        });
+        self.heap.push(Ev::new(t, self.seq, kind, a, b));
     }
 
     #[inline]
@@ -651,12 +668,15 @@ impl Simulation {
         {
             self.now = ev.t;
             self.events += 1;
-            match ev.kind {
+            match ev.kind() {
                 TX_DONE => self.tx_done(ev.a),
                 ARRIVE => self.arrive(ev.a, ev.b),
                 CREDIT => {
-                    self.credits[ev.a as usize] += ev.b as i64;
-                    self.try_send(ev.a / self.v as u32);
+                    let s = ev.a as usize;
+                    if self.ports[s].credit_wake <= self.now {
+                        self.ports[s].credit_wake = NO_TIME;
+                    }
+                    self.try_send(ev.a);
                 }
                 SINK_DONE => self.sink_done(ev.a, ev.b as usize),
                 GEN => self.gen(ev.a),
@@ -666,7 +686,7 @@ impl Simulation {
                     self.activate(ev.a);
                 }
                 HCA_WAKE => {
-                    self.wake_pending[ev.a as usize] = false;
+                    self.ports[ev.a as usize].wake_pending = false;
                     self.try_send(ev.a);
                 }
                 SWEEP => {
@@ -705,10 +725,11 @@ impl Simulation {
 
     fn tx_done(&mut self, slot: u32) {
         let s = slot as usize;
-        self.busy[s] = false;
-        let fid = self.cur_fifo[s];
+        self.ports[s].busy = false;
+        self.ports[s].tx_done_due = false;
+        let fid = self.ports[s].cur_fifo;
         if fid != NONE {
-            self.cur_fifo[s] = NONE;
+            self.ports[s].cur_fifo = NONE;
             let f = fid as usize;
             let pid = self.fifo[f].pop_front().expect("head in service");
             self.head_busy[f] = false;
@@ -722,15 +743,60 @@ impl Simulation {
         self.try_send(slot);
     }
 
-    /// Returns `units` credits of input buffer `fid` to the sender upstream.
+    /// Returns `units` credits of input buffer `fid` to the sender upstream:
+    /// they reach it a link delay after `at`. The sender takes them in when
+    /// it next arbitrates; an event wakes it only if it is waiting now.
     #[inline]
     fn return_credit(&mut self, fid: u32, units: u32, at: Time) {
         let in_slot = fid as usize / self.v;
-        let up = self.net.slots[in_slot].remote;
-        if up != NONE {
-            let vl = fid as usize % self.v;
-            let t = at + self.cfg.link_delay;
-            self.push(t, CREDIT, up * self.v as u32 + vl as u32, units);
+        let sender = self.net.slots[in_slot].remote;
+        if sender == NONE {
+            return;
+        }
+        let u = sender as usize;
+        let k = u * self.v + fid as usize % self.v;
+        let t = at + self.cfg.link_delay;
+        let q = &mut self.credit_q[k];
+        if q.back().is_none_or(|b| b.0 <= t) {
+            q.push_back((t, units));
+        } else {
+            // A dropped packet's credits return after its tail, possibly
+            // later than those of packets behind it: keep arrival order.
+            let at = q.partition_point(|c| c.0 <= t);
+            q.insert(at, (t, units));
+        }
+        if self.waiting_output(u) {
+            self.wake_for_credits(u, t);
+        }
+    }
+
+    /// Output `s` is idle with requests it could not serve (for lack of
+    /// credits, host DMA or an injection delay).
+    #[inline]
+    fn waiting_output(&self, s: usize) -> bool {
+        !self.ports[s].busy && self.ports[s].up && self.ports[s].pending > 0
+    }
+
+    /// Schedules a CREDIT wake-up of output `s` at `t` unless one comes
+    /// earlier.
+    #[inline]
+    fn wake_for_credits(&mut self, s: usize, t: Time) {
+        if t < self.ports[s].credit_wake {
+            self.ports[s].credit_wake = t;
+            self.push(t, CREDIT, s as u32, 0);
+        }
+    }
+
+    /// Takes in the credits of output VL `k` that have arrived by now.
+    #[inline]
+    fn absorb_credits(&mut self, k: usize) {
+        let q = &mut self.credit_q[k];
+        while let Some(&(t, u)) = q.front() {
+            if t > self.now {
+                break;
+            }
+            q.pop_front();
+            self.credits[k] += u as i64;
         }
     }
 
@@ -760,9 +826,15 @@ impl Simulation {
             let out = self.net.route(node, p.dlid);
             p.out_slot = out;
             if out != NONE {
-                let np = self.net.num_ports[node as usize] as usize + 1;
-                let out_port = self.net.slots[out as usize].port as usize;
-                p.out_vl = self.sl2vl[node as usize][in_port * np + out_port][p.sl as usize & 15];
+                let tables = &self.sl2vl[node as usize];
+                let map = if tables.is_empty() {
+                    &self.sl2vl_global
+                } else {
+                    let np = self.net.num_ports[node as usize] as usize + 1;
+                    let out_port = self.net.slots[out as usize].port as usize;
+                    &tables[in_port * np + out_port]
+                };
+                p.out_vl = map[p.sl as usize & 15];
                 self.queued_units[out as usize * v + p.out_vl as usize] += p.units as u32;
             }
             self.fifo[fid].push_back(pid);
@@ -785,10 +857,10 @@ impl Simulation {
         while let Some(&pid) = self.fifo[f].front() {
             let p = self.pkts[pid as usize];
             let out = p.out_slot;
-            if out != NONE && self.up[out as usize] {
+            if out != NONE && self.ports[out as usize].up {
                 let k = out as usize * self.v + p.out_vl as usize;
                 self.req[k].push_back(fid);
-                self.pending[out as usize] += 1;
+                self.ports[out as usize].pending += 1;
                 self.try_send(out);
                 return;
             }
@@ -892,28 +964,51 @@ impl Simulation {
 
     fn try_send(&mut self, slot: u32) {
         let s = slot as usize;
-        if !self.busy[s] && self.up[s] && self.pending[s] > 0 {
+        if self.ports[s].busy && !self.ports[s].tx_done_due {
+            // An HCA link without a TX_DONE event: idle since `tx_end`, or
+            // it needs the event now that something waits.
+            if self.now >= self.ports[s].tx_end {
+                self.ports[s].busy = false;
+            } else if self.ports[s].pending > 0 {
+                self.ports[s].tx_done_due = true;
+                let t = self.ports[s].tx_end;
+                self.push(t, TX_DONE, slot, 0);
+            }
+        }
+        if self.waiting_output(s) {
+            for k in s * self.v..(s + 1) * self.v {
+                self.absorb_credits(k);
+            }
             if self.net.slots[s].is_switch {
                 self.try_send_switch(s);
             } else {
                 self.try_send_hca(s);
+            }
+            if self.waiting_output(s) {
+                // Still waiting: wake up when the next credits arrive.
+                let next = (s * self.v..(s + 1) * self.v)
+                    .filter_map(|k| self.credit_q[k].front().map(|c| c.0))
+                    .min();
+                if let Some(t) = next {
+                    self.wake_for_credits(s, t);
+                }
             }
         }
         self.update_wait(s);
     }
 
     fn update_wait(&mut self, s: usize) {
-        let waiting = !self.busy[s]
-            && self.up[s]
-            && self.pending[s] > 0
-            && (self.net.slots[s].is_switch || self.now >= self.dma_free[s]);
+        let waiting = !self.ports[s].busy
+            && self.ports[s].up
+            && self.ports[s].pending > 0
+            && (self.net.slots[s].is_switch || self.now >= self.ports[s].dma_free);
         if waiting {
-            if self.wait_since[s] == NO_TIME {
-                self.wait_since[s] = self.now;
+            if self.ports[s].wait_since == NO_TIME {
+                self.ports[s].wait_since = self.now;
             }
-        } else if self.wait_since[s] != NO_TIME {
-            self.wait_acc[s] += self.now - self.wait_since[s];
-            self.wait_since[s] = NO_TIME;
+        } else if self.ports[s].wait_since != NO_TIME {
+            self.ports[s].wait_acc += self.now - self.ports[s].wait_since;
+            self.ports[s].wait_since = NO_TIME;
         }
     }
 
@@ -935,10 +1030,10 @@ impl Simulation {
         };
         let k = s * self.v + vl as usize;
         let fid = self.req[k].pop_front().expect("eligible");
-        self.pending[s] -= 1;
+        self.ports[s].pending -= 1;
         let pid = *self.fifo[fid as usize].front().expect("head");
         self.head_busy[fid as usize] = true;
-        self.cur_fifo[s] = fid;
+        self.ports[s].cur_fifo = fid;
         let units = self.pkts[pid as usize].units as u32;
         self.queued_units[k] -= units;
         if self.cc.is_some() {
@@ -1020,8 +1115,12 @@ impl Simulation {
         c.xmit_pkts += 1;
         self.unit_hops += units as u64;
         self.packet_hops += 1;
-        self.busy[s] = true;
-        self.push(end, TX_DONE, s as u32, 0);
+        self.ports[s].busy = true;
+        self.ports[s].tx_end = end;
+        if self.net.slots[s].is_switch || self.ports[s].pending > 0 {
+            self.ports[s].tx_done_due = true;
+            self.push(end, TX_DONE, s as u32, 0);
+        }
         self.push(head, ARRIVE, remote, pid);
         wire
     }
@@ -1034,16 +1133,16 @@ impl Simulation {
             let vl = self.pkts[pid as usize].vl;
             if self.credits[s * self.v + vl as usize] >= 1 {
                 self.cnp_q[s].pop_front();
-                self.pending[s] -= 1;
-                self.cur_fifo[s] = NONE;
+                self.ports[s].pending -= 1;
+                self.ports[s].cur_fifo = NONE;
                 self.transmit(s, pid, vl);
                 return;
             }
         }
-        if self.now < self.dma_free[s] {
-            if !self.wake_pending[s] {
-                self.wake_pending[s] = true;
-                let t = self.dma_free[s];
+        if self.now < self.ports[s].dma_free {
+            if !self.ports[s].wake_pending {
+                self.ports[s].wake_pending = true;
+                let t = self.ports[s].dma_free;
                 self.push(t, HCA_WAKE, s as u32, 0);
             }
             return;
@@ -1054,7 +1153,7 @@ impl Simulation {
             };
             let k = s * self.v + vl as usize;
             let f = self.req[k].pop_front().expect("eligible") as usize;
-            self.pending[s] -= 1;
+            self.ports[s].pending -= 1;
             self.flows[f].queued &= !(1 << vl);
             if self.flows[f].waiting {
                 continue; // FLOW_READY queues it again
@@ -1082,7 +1181,7 @@ impl Simulation {
                     // Too few credits for this QP's packet: wait at the front.
                     self.flows[f].queued |= 1 << vl;
                     self.req[k].push_front(f as u32);
-                    self.pending[s] += 1;
+                    self.ports[s].pending += 1;
                     return;
                 }
             }
@@ -1115,9 +1214,9 @@ impl Simulation {
             };
             let pid = self.alloc(pkt);
             if let Some(h) = self.host_kbps {
-                self.dma_free[s] = self.dma_free[s].max(now) + Self::ser(payload, h);
+                self.ports[s].dma_free = self.ports[s].dma_free.max(now) + Self::ser(payload, h);
             }
-            self.cur_fifo[s] = NONE;
+            self.ports[s].cur_fifo = NONE;
             let wire = self.transmit(s, pid, vl);
             self.charge_arb(s, hi, units, wire);
             if last && matches!(self.flows[f].def.arrival, Arrival::Greedy) {
@@ -1290,7 +1389,7 @@ impl Simulation {
                 };
                 let c = self.alloc(cnp);
                 self.cnp_q[s].push_back(c);
-                self.pending[s] += 1;
+                self.ports[s].pending += 1;
                 self.try_send(s as u32);
             }
         }
@@ -1301,7 +1400,10 @@ impl Simulation {
 
     fn flow_vl_for_sl(&self, s: usize, sl: u8) -> u8 {
         let node = self.net.slots[s].node as usize;
-        self.sl2vl[node][self.net.slots[s].port as usize][sl as usize & 15].min(self.v as u8 - 1)
+        let map = self.sl2vl[node]
+            .get(self.net.slots[s].port as usize)
+            .unwrap_or(&self.sl2vl_global);
+        map[sl as usize & 15].min(self.v as u8 - 1)
     }
 
     // ---- sources --------------------------------------------------------------
@@ -1446,7 +1548,7 @@ impl Simulation {
             if fl.queued & (1 << vl) == 0 && !fl.backlog[vl].is_empty() {
                 fl.queued |= 1 << vl;
                 self.req[s * self.v + vl].push_back(f);
-                self.pending[s] += 1;
+                self.ports[s].pending += 1;
                 added = true;
             }
         }
@@ -1530,9 +1632,9 @@ impl Simulation {
     fn snapshot_counters(&mut self) {
         let tick = self.cfg.xmit_wait_tick;
         for s in 0..self.counters.len() {
-            let mut w = self.wait_acc[s];
-            if self.wait_since[s] != NO_TIME {
-                w += self.now - self.wait_since[s];
+            let mut w = self.ports[s].wait_acc;
+            if self.ports[s].wait_since != NO_TIME {
+                w += self.now - self.ports[s].wait_since;
             }
             self.counters[s].xmit_wait = w / tick;
         }
@@ -1540,6 +1642,9 @@ impl Simulation {
 
     fn sweep(&mut self) {
         self.snapshot_counters();
+        for k in 0..self.credits.len() {
+            self.absorb_credits(k);
+        }
         let interval = self.now - self.last_sweep;
         if self.cfg.record_ports {
             for (s, c) in self.counters.iter().enumerate() {
@@ -1585,7 +1690,7 @@ impl Simulation {
                 slots: &self.slot_info,
                 flows: &flows,
                 endpoint_lids: &self.net.ep_lid,
-                link_up: &self.up,
+                link_up: &self.link_up,
             };
             self.controller.on_sweep(&view, &mut actions);
         }
@@ -1718,6 +1823,9 @@ impl Simulation {
                 map,
             } => {
                 let np = self.net.num_ports[node as usize] as usize + 1;
+                if self.sl2vl[node as usize].is_empty() {
+                    self.sl2vl[node as usize] = vec![self.sl2vl_global; np * np];
+                }
                 for i in 0..np {
                     for o in 0..np {
                         if in_port.is_none_or(|p| p as usize == i)
@@ -1739,14 +1847,15 @@ impl Simulation {
                 let s = (self.net.first_slot[node as usize] + port as u32) as usize;
                 let r = self.net.slots[s].remote as usize;
                 for x in [s, r] {
-                    self.up[x] = false;
+                    self.ports[x].up = false;
+                    self.link_up[x] = false;
                     self.update_wait(x);
                     if self.net.slots[x].is_switch {
                         // Packets waiting for this output are dropped.
                         for vl in 0..self.v {
                             let k = x * self.v + vl;
                             let waiting: Vec<u32> = self.req[k].drain(..).collect();
-                            self.pending[x] -= waiting.len() as u32;
+                            self.ports[x].pending -= waiting.len() as u32;
                             for fid in waiting {
                                 self.head_request(fid);
                             }
@@ -1757,8 +1866,10 @@ impl Simulation {
             Action::LinkUp { node, port } => {
                 let s = (self.net.first_slot[node as usize] + port as u32) as usize;
                 let r = self.net.slots[s].remote as usize;
-                self.up[s] = true;
-                self.up[r] = true;
+                self.ports[s].up = true;
+                self.ports[r].up = true;
+                self.link_up[s] = true;
+                self.link_up[r] = true;
                 self.try_send(s as u32);
                 self.try_send(r as u32);
             }

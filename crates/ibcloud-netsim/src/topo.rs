@@ -9,6 +9,11 @@ use ibcloud_fabric::{Fabric, NodeId, NodeKind, PortRef};
 /// No slot / no endpoint.
 pub(crate) const NONE: u32 = u32::MAX;
 
+// Route-check memo values (hop counts below 64 are real).
+const HOPS_UNREACHABLE: u8 = 64;
+const HOPS_ON_PATH: u8 = 254;
+const HOPS_UNKNOWN: u8 = 255;
+
 /// One port slot.
 #[derive(Clone, Debug)]
 pub(crate) struct Slot {
@@ -172,6 +177,113 @@ impl Net {
         Err("the path is longer than 64 hops (a forwarding loop)".into())
     }
 
+    /// Checks that `src` reaches every endpoint, for many sources at once:
+    /// the first failing pair, or None. Sources that enter the fabric at the
+    /// same switch share one answer, and per destination each switch's hop
+    /// count to it is computed once (its forwarding entry for the
+    /// destination LID is followed until a switch already known), so the
+    /// cost is O(destinations × switches), not O(sources × destinations ×
+    /// hops) as walking every pair would be.
+    pub(crate) fn first_unroutable_to_all(&self, srcs: &[u32]) -> Option<(u32, u32)> {
+        let neps = self.num_eps() as u32;
+        // Sources whose cable ends at a switch, by that switch; others (CA
+        // to CA, or no link) are walked pair by pair.
+        // (switch node, first source, a second source or NONE): a source
+        // does not send to itself, so the pair (first, first) is checked as
+        // (second, first) instead.
+        let mut by_switch: Vec<(u32, u32, u32)> = Vec::new();
+        let mut group = vec![NONE; self.num_ports.len()];
+        let mut direct = Vec::new();
+        for &s in srcs {
+            let r = self.slots[self.ep_slot[s as usize] as usize].remote;
+            if r != NONE && self.slots[r as usize].is_switch {
+                let node = self.slots[r as usize].node as usize;
+                if group[node] == NONE {
+                    group[node] = by_switch.len() as u32;
+                    by_switch.push((node as u32, s, NONE));
+                } else {
+                    let g = &mut by_switch[group[node] as usize];
+                    if g.2 == NONE && g.1 != s {
+                        g.2 = s;
+                    }
+                }
+            } else {
+                direct.push(s);
+            }
+        }
+        for &s in &direct {
+            if let Some(d) = (0..neps).find(|&d| d != s && self.walk(s, d).is_err()) {
+                return Some((s, d));
+            }
+        }
+        if by_switch.is_empty() {
+            return None;
+        }
+        let mut memo = vec![HOPS_UNKNOWN; self.num_ports.len()];
+        let mut touched = Vec::new();
+        let mut path = Vec::new();
+        for d in 0..neps {
+            for &(sw, first, second) in &by_switch {
+                let s = if first == d { second } else { first };
+                if s != NONE && self.hops_to(sw, d, &mut memo, &mut touched, &mut path) >= 64 {
+                    return Some((s, d));
+                }
+            }
+            for &n in &touched {
+                memo[n as usize] = HOPS_UNKNOWN;
+            }
+            touched.clear();
+        }
+        None
+    }
+
+    /// Links from switch `sw` to endpoint `d` (64 or more: unreachable),
+    /// memoised per destination in `memo` (nodes set are listed in
+    /// `touched` so the caller can reset them).
+    fn hops_to(
+        &self,
+        sw: u32,
+        d: u32,
+        memo: &mut [u8],
+        touched: &mut Vec<u32>,
+        path: &mut Vec<u32>,
+    ) -> u8 {
+        let lid = self.ep_lid[d as usize];
+        let target = self.ep_slot[d as usize];
+        path.clear();
+        let mut node = sw;
+        // Hops from the last node on `path` onwards.
+        let tail: u8 = loop {
+            match memo[node as usize] {
+                HOPS_UNKNOWN => {}
+                HOPS_ON_PATH => break HOPS_UNREACHABLE, // a forwarding loop
+                h => break h,
+            }
+            memo[node as usize] = HOPS_ON_PATH;
+            touched.push(node);
+            path.push(node);
+            let out = self.route(node, lid);
+            if out == NONE {
+                break HOPS_UNREACHABLE;
+            }
+            let r = self.slots[out as usize].remote;
+            if r == target {
+                break 0;
+            }
+            if r == NONE || !self.slots[r as usize].is_switch {
+                break HOPS_UNREACHABLE;
+            }
+            node = self.slots[r as usize].node;
+        };
+        // Fill the path backwards: each switch is one link further.
+        let mut h = tail;
+        for &n in path.iter().rev() {
+            h = h.saturating_add(1).min(HOPS_UNREACHABLE);
+            memo[n as usize] = h;
+        }
+        memo[sw as usize]
+    }
+
     pub(crate) fn num_eps(&self) -> usize {
         self.ep_slot.len()
     }
@@ -231,5 +343,71 @@ fn node_name(fabric: &Fabric, id: NodeId) -> String {
         format!("{}", n.guid)
     } else {
         d.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// The grouped check finds an unroutable pair exactly when walking
+    /// every pair does, under random damage to the forwarding tables
+    /// (missing entries, wrong ports, loops).
+    #[test]
+    fn grouped_route_check_agrees_with_walking_every_pair() {
+        let mut f = ibcloud_fabric::generate::preset("4-ary-2-full")
+            .unwrap()
+            .build()
+            .unwrap();
+        ibcloud_fabric::lids::assign_lids(&mut f, &Default::default()).unwrap();
+        let t = ibcloud_routing::registry::engine("ftree", &Default::default())
+            .unwrap()
+            .route(&f)
+            .unwrap()
+            .tables;
+        let clean = Net::new(&f, &t).unwrap();
+        let all: Vec<u32> = (0..clean.num_eps() as u32).collect();
+        assert_eq!(clean.first_unroutable_to_all(&all), None);
+        let switches: Vec<u32> = (0..clean.num_ports.len() as u32)
+            .filter(|&n| clean.is_switch[n as usize])
+            .collect();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let (mut broken, mut fine) = (0, 0);
+        for _ in 0..60 {
+            let mut net = clean.clone();
+            for _ in 0..rng.random_range(1..3) {
+                let sw = switches[rng.random_range(0..switches.len())];
+                let lid = net.ep_lid[rng.random_range(0..net.num_eps())] as usize;
+                let np = net.num_ports[sw as usize];
+                net.lft[sw as usize][lid] = if rng.random::<bool>() {
+                    NO_PORT
+                } else {
+                    rng.random_range(1..=np)
+                };
+            }
+            let srcs: Vec<u32> = all
+                .iter()
+                .copied()
+                .filter(|_| rng.random::<f64>() < 0.5)
+                .collect();
+            let brute = srcs
+                .iter()
+                .flat_map(|&s| all.iter().map(move |&d| (s, d)))
+                .any(|(s, d)| s != d && net.walk(s, d).is_err());
+            match net.first_unroutable_to_all(&srcs) {
+                Some((s, d)) => {
+                    assert!(brute);
+                    assert!(srcs.contains(&s) && s != d);
+                    assert!(net.walk(s, d).is_err(), "{s} -> {d} is routable");
+                    broken += 1;
+                }
+                None => {
+                    assert!(!brute, "a pair is unroutable but the check passed");
+                    fine += 1;
+                }
+            }
+        }
+        assert!(broken > 5 && fine > 5, "{broken} broken, {fine} fine");
     }
 }

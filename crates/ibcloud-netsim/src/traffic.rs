@@ -781,30 +781,35 @@ pub(crate) fn resolve(
             problem: "no flows".into(),
         });
     }
-    // Every destination a flow can pick must be routable.
-    let mut checked = vec![false; (neps as usize) * (neps as usize)];
+    // Every destination a flow can pick must be routable. Pairs are walked
+    // once each; sources that may pick any destination are checked together
+    // (linear in the destinations per entry switch, see
+    // `Net::first_unroutable_to_all`).
+    let no_route = |s: u32, d: u32| -> NetsimError {
+        let why = net.walk(s, d).err().unwrap_or_else(|| "unroutable".into());
+        NetsimError::NoRoute {
+            src: net.ep_name(s),
+            dst: format!("{} (LID {})", net.ep_name(d), net.ep_lid[d as usize]),
+            why,
+        }
+    };
+    let mut checked = std::collections::HashSet::new();
     let mut check = |s: u32, d: u32| -> Result<(), NetsimError> {
-        let k = s as usize * neps as usize + d as usize;
-        if s == d || checked[k] {
+        if s == d || !checked.insert((s, d)) {
             return Ok(());
         }
-        checked[k] = true;
-        net.walk(s, d)
-            .map(|_| ())
-            .map_err(|why| NetsimError::NoRoute {
-                src: net.ep_name(s),
-                dst: format!("{} (LID {})", net.ep_name(d), net.ep_lid[d as usize]),
-                why,
-            })
+        net.walk(s, d).map(|_| ()).map_err(|_| no_route(s, d))
     };
+    let mut to_all = Vec::new();
+    let mut to_all_seen = vec![false; neps as usize];
     for f in &flows {
         match &f.dst {
             Dst::Fixed(d) => check(f.src, *d)?,
             Dst::Uniform | Dst::AllToAll => {
-                if !(matches!(f.dst, Dst::Uniform) && f.hot_fraction >= 1.0) {
-                    for d in 0..neps {
-                        check(f.src, d)?;
-                    }
+                let only_hot = matches!(f.dst, Dst::Uniform) && f.hot_fraction >= 1.0;
+                if !only_hot && !to_all_seen[f.src as usize] {
+                    to_all_seen[f.src as usize] = true;
+                    to_all.push(f.src);
                 }
             }
             Dst::Trace => {
@@ -818,6 +823,9 @@ pub(crate) fn resolve(
         for &h in &f.hot {
             check(f.src, h)?;
         }
+    }
+    if let Some((s, d)) = net.first_unroutable_to_all(&to_all) {
+        return Err(no_route(s, d));
     }
     let _ = NONE;
     Ok(flows)

@@ -61,7 +61,7 @@ impl Simulation {
             if let Some(d) = self.take_delivery() {
                 return Ok(Some(d));
             }
-            match self.heap.peek() {
+            match self.heap.peek_mut() {
                 Some(e) if e.t <= until => {
                     let ev = self.heap.pop().expect("peeked");
                     self.dispatch(ev, &mut quiet)?;
