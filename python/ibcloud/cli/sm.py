@@ -160,11 +160,7 @@ def register(commands: Any) -> None:
     c = sub.add_parser("ctl", help="send a command to a running SM")
     c.add_argument("socket", type=Path, help="the SM's control socket")
     c.add_argument("cmd", nargs="+", metavar="COMMAND",
-<<<<<<< HEAD
-                   help="status | counters | sweep | light | stop | migrate VM HYPERVISOR [itrc|ftree-minrc|full] [partial]")
-    c.add_argument("--json", action="store_true", help="print the SM's reply as JSON (default: key: value lines)")
-=======
                    help="status | counters | sweep | light | stop | migrate VM HYPERVISOR [itrc|ftree-minrc|full] "
                         "[partial] [check=refuse|report|off] (transition deadlock check; default refuse)")
->>>>>>> wt-recon
+    c.add_argument("--json", action="store_true", help="print the SM's reply as JSON (default: key: value lines)")
     c.set_defaults(run=_ctl)
