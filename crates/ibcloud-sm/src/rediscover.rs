@@ -103,10 +103,7 @@ pub fn rediscover<T: Transport>(
     }
     let (sm_node, sm_port) = d.sm_port;
     let mut new_routes: Vec<BTreeMap<u8, Vec<u8>>> = vec![BTreeMap::new(); n];
-    new_routes[sm_node].insert(
-        if is_switch(&d, sm_node) { 0 } else { sm_port },
-        Vec::new(),
-    );
+    new_routes[sm_node].insert(if is_switch(&d, sm_node) { 0 } else { sm_port }, Vec::new());
     let mut changed = 0usize;
     let (mut downs, mut ups) = (0usize, 0usize);
     // The frontier: switches reached at this level, with their route.
@@ -115,7 +112,7 @@ pub fn rediscover<T: Transport>(
         level.push((sm_node, Vec::new()));
     } else {
         match peer.get(&(sm_node, sm_port)) {
-            Some(&(s, p)) if is_switch(&d, s) => {
+            Some(&(s, _)) if is_switch(&d, s) => {
                 new_routes[s].insert(0, vec![sm_port]);
                 level.push((s, vec![sm_port]));
             }
@@ -260,7 +257,11 @@ pub fn rediscover<T: Transport>(
             };
             match route {
                 Some(r) => {
-                    reqs.push(Request::get(attr::PORT_INFO, port as u32, Route::Directed(r)));
+                    reqs.push(Request::get(
+                        attr::PORT_INFO,
+                        port as u32,
+                        Route::Directed(r),
+                    ));
                     who.push(far);
                 }
                 None if is_switch(&d, node) => {

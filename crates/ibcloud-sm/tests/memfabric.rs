@@ -311,7 +311,11 @@ fn targeted_rediscovery_rereads_only_the_flagged_switches_and_finds_what_the_ful
     // 12 SwitchInfo + PortInfo on ports 0..=8 of the two switches the link
     // joined, against the whole walk.
     assert_eq!(t.discovery_smps, 12 + 2 * 9);
-    assert!(full.discovery_smps > 5 * t.discovery_smps, "{}", full.discovery_smps);
+    assert!(
+        full.discovery_smps > 5 * t.discovery_smps,
+        "{}",
+        full.discovery_smps
+    );
     let (a, b) = (sm_t.subnet.as_ref().unwrap(), sm_f.subnet.as_ref().unwrap());
     assert_eq!(a.fabric.topology_difference(&b.fabric), None);
     assert_eq!(t.links, 63);
@@ -338,7 +342,10 @@ fn targeted_rediscovery_sees_a_link_come_back_and_activates_it() {
     assert!(r.program.failures.is_empty(), "{:?}", r.program.failures);
     let remote = fabric().remote(up).unwrap();
     assert_eq!(sm.mads.transport().port_state(up), Some(LinkState::Active));
-    assert_eq!(sm.mads.transport().port_state(remote), Some(LinkState::Active));
+    assert_eq!(
+        sm.mads.transport().port_state(remote),
+        Some(LinkState::Active)
+    );
 }
 
 #[test]
@@ -348,7 +355,15 @@ fn targeted_rediscovery_gives_up_when_a_node_is_cut_off() {
     // A CA other than the SM's loses its only link: the node set changes.
     let ca = f.cas().nth(5).unwrap();
     let (r, _) = after_change(Rediscovery::Targeted, |m| m.fail_link(PortRef::new(ca, 1)));
-    assert!(r.discovery.starts_with("full (targeted walk gave up"), "{}", r.discovery);
-    assert!(r.discovery.contains("no longer reachable"), "{}", r.discovery);
+    assert!(
+        r.discovery.starts_with("full (targeted walk gave up"),
+        "{}",
+        r.discovery
+    );
+    assert!(
+        r.discovery.contains("no longer reachable"),
+        "{}",
+        r.discovery
+    );
     assert_eq!(r.cas, 31);
 }
