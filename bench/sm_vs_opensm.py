@@ -123,7 +123,8 @@ def _link_failure_ibcloud(net: Path, engine: str, leaf: tuple[int, int], reconfi
             while sm.ctl("status")["result"]["heavy_sweeps"] < 2 and time.monotonic() < deadline:
                 time.sleep(0.1)
             last = sm.ctl("status")["result"]["last_sweep"]
-    return {"method": last["method"], "routing_error": last["routing_error"], "smps": last["total_smps"], "discovery_smps": last["discovery_smps"],
+    return {"method": last["method"], "routing_error": last["routing_error"], "smps": last["total_smps"],
+            "discovery": last["discovery"], "discovery_smps": last["discovery_smps"],
             "programming_smps": last["program"]["total_smps"], "lft_smps":
             last["program"]["smps"].get("Set LinearForwardingTable", 0),
             "predicted_lft_blocks": last["predicted_lft_blocks"], "seconds": last["seconds"],

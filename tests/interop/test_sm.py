@@ -172,6 +172,11 @@ def test_link_failure_and_restore_seen_through_traps_and_rerouted(tmp_path: Path
         after = status["last_sweep"]
         assert "trap 128" in after["reason"], after["reason"]
         assert after["links"] == first["links"] - 1 and after["program"]["failures"] == [], after
+        # Targeted re-discovery: SwitchInfo of the 12 switches, PortInfo on
+        # ports 0..=8 of the two that flag PortStateChange (30 SMPs), not
+        # the whole walk of the bring-up.
+        assert after["discovery"] == "targeted" and after["discovery_changes"] == [2, 1, 0], after
+        assert after["discovery_smps"] < first["discovery_smps"] / 5, (after["discovery_smps"], first["discovery_smps"])
         blocks = after["program"]["smps"].get("Set LinearForwardingTable", 0)
         assert 0 < blocks <= after["switches"]
         # Nothing else needs programming: ports and LIDs stay.
@@ -184,6 +189,7 @@ def test_link_failure_and_restore_seen_through_traps_and_rerouted(tmp_path: Path
         sm.ctl("light")  # no trap on a relink: a light sweep finds the PortStateChange
         back = _next_sweep(sm, status["heavy_sweeps"])["last_sweep"]
         assert back["links"] == first["links"] and back["program"]["ports_activated"] == 2, back["program"]
+        assert back["discovery"] == "targeted" and back["discovery_changes"] == [2, 0, 1], back
         seen = Fabric.from_text(ibnetdiscover(sim), "ibnetdiscover")
         assert ibroute_tables(sim, seen) == route(seen, "minhop").tables
 
@@ -219,6 +225,7 @@ def test_reconfiguration_after_a_link_failure_observed_equals_predicted(tmp_path
         answers = {d: sim.run_client(["smpquery", "nodedesc", str(lid[d])], check=False)
                    for d in ("sw-L2-0001", "sw-L3-0001", "sw-L2-0005", "sw-L2-0002")}
     assert after["method"] == reconfig and after["program"]["failures"] == [], after
+    assert after["discovery"] == "targeted", after["discovery"]
     assert model.ok, model.report
     observed = after["program"]["smps"]["Set LinearForwardingTable"]
     assert observed == after["predicted_lft_blocks"] == model.changes["changed_blocks"]

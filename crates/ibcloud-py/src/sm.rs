@@ -32,7 +32,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (engine, *, lmc=0, guid2lid=None, dump_dir=None, smp_log=None, socket=None,
     sweep_interval=10.0, once=false, timeout_ms=200, retries=3, window=4, read_lfts=false,
-    ca=None, port=0, priority=0, sa=true, sa_caching=false, reconfig="full", vswitch_scheme="prepopulated"))]
+    ca=None, port=0, priority=0, sa=true, sa_caching=false, reconfig="full", vswitch_scheme="prepopulated", rediscovery="targeted"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sm_run(
     py: Python<'_>,
@@ -55,7 +55,10 @@ pub(crate) fn sm_run(
     sa_caching: bool,
     reconfig: &str,
     vswitch_scheme: &str,
+    rediscovery: &str,
 ) -> PyResult<String> {
+    let rediscovery = ibcloud_sm::rediscover::Rediscovery::parse(rediscovery)
+        .map_err(|e| SmError::new_err(e.to_string()))?;
     let vswitch_scheme = ibcloud_vswitch::Scheme::parse(vswitch_scheme)
         .map_err(|e| SmError::new_err(e.to_string()))?;
     let reconfig = Reconfig::parse(reconfig).map_err(|e| SmError::new_err(e.to_string()))?;
@@ -83,6 +86,7 @@ pub(crate) fn sm_run(
         sa_caching,
         reconfig,
         vswitch_scheme,
+        rediscovery,
     };
     let options = DaemonOptions {
         socket,

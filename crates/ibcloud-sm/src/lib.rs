@@ -13,7 +13,7 @@
 //! [`umad`] (the libibumad FFI, the crate's only unsafe code), [`transport`]
 //! (send/receive raw SMPs; the libibumad port or an in-memory fabric for
 //! tests), [`mads`] (timeouts, retries, a bounded window of outstanding
-//! SMPs, counters and the SMP log), [`discover`], [`program`] and [`sm`]
+//! SMPs, counters and the SMP log), [`discover`], [`rediscover`], [`program`] and [`sm`]
 //! (the sweep state machine), [`control`] (the local control socket).
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
@@ -24,6 +24,7 @@ pub mod mads;
 pub mod memfabric;
 pub mod migrate;
 pub mod program;
+pub mod rediscover;
 pub mod sa;
 pub mod sm;
 pub mod transport;

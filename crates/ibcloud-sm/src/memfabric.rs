@@ -111,6 +111,21 @@ impl MemFabric {
         }
     }
 
+    /// Brings a failed link back (both ends INIT, as after training) and
+    /// flags the switches, as a cable plugged in again.
+    pub fn restore_link(&mut self, a: PortRef) {
+        if let Some(b) = self.fabric.remote(a) {
+            for p in [a, b] {
+                if let Some(s) = self.ports.get_mut(&p) {
+                    s.state = LinkState::Init;
+                }
+                if self.fabric.node(p.node).is_switch() {
+                    self.psc.insert(p.node.0);
+                }
+            }
+        }
+    }
+
     fn walk(&self, path: &[u8]) -> Option<PortRef> {
         let mut at = self.sm;
         for (i, &out) in path.iter().enumerate() {

@@ -55,6 +55,9 @@ pub struct SmConfig {
     pub reconfig: Reconfig,
     /// LID scheme of a vSwitch fabric (for live migration).
     pub vswitch_scheme: ibcloud_vswitch::Scheme,
+    /// How a heavy sweep after the first finds the subnet: re-read only
+    /// what flags a change, or walk everything again (OpenSM).
+    pub rediscovery: crate::rediscover::Rediscovery,
 }
 
 /// How a heavy sweep re-routes a fabric it has routed before.
@@ -117,6 +120,7 @@ impl Default for SmConfig {
             sa_caching: false,
             reconfig: Reconfig::Full,
             vswitch_scheme: ibcloud_vswitch::Scheme::Prepopulated,
+            rediscovery: crate::rediscover::Rediscovery::Targeted,
         }
     }
 }
@@ -147,6 +151,12 @@ pub struct SweepReport {
     pub links: usize,
     /// Routes that did not answer (label, reason).
     pub unreachable: Vec<(String, String)>,
+    /// How the subnet was found: `full` (the whole walk), `targeted`
+    /// (only the switches that flagged a change were re-read), or
+    /// `full (…)` with why the targeted walk gave up.
+    pub discovery: String,
+    /// Targeted: switches re-read, links found down and up.
+    pub discovery_changes: Option<(usize, usize, usize)>,
     /// SMPs sent during discovery.
     pub discovery_smps: u64,
     /// Seconds spent discovering.
@@ -220,6 +230,9 @@ pub struct SubnetManager<T: Transport> {
     pub virtual_fabric: Option<ibcloud_vswitch::VirtualFabric>,
     /// The last migration's report (refused ones included), for `status`.
     pub last_migration: Option<crate::migrate::MigrationReport>,
+    /// Issuer LIDs of the traps a light sweep consumed, for the next heavy
+    /// sweep's targeted walk.
+    trap_lids: Vec<u16>,
     started: Instant,
 }
 
@@ -248,6 +261,7 @@ impl<T: Transport> SubnetManager<T> {
             state: SmState::Discovering,
             virtual_fabric: None,
             last_migration: None,
+            trap_lids: Vec::new(),
             started: Instant::now(),
         })
     }
@@ -301,7 +315,7 @@ impl<T: Transport> SubnetManager<T> {
             reason: reason.to_string(),
             ..Default::default()
         };
-        let mut d = discover(&mut self.mads)?;
+        let mut d = self.find_subnet(&mut report)?;
         report.discovery_smps = self.mads.counters.total_sent - sent0;
         report.discovery_seconds = t0.elapsed().as_secs_f64();
         report.unreachable = d.unreachable.clone();
@@ -469,6 +483,50 @@ impl<T: Transport> SubnetManager<T> {
         self.write_files()?;
         self.last_report = Some(report.clone());
         Ok(report)
+    }
+
+    /// The subnet as it is now: the targeted walk over the previous sweep's
+    /// view when there is one (and the SM is master), else — or when the
+    /// walk gives up — the full discovery.
+    fn find_subnet(&mut self, report: &mut SweepReport) -> Result<Discovery, SmError> {
+        use crate::rediscover::{rediscover, Outcome, Rediscovery};
+        let lids: Vec<u16> = self
+            .trap_lids
+            .drain(..)
+            .chain(self.mads.pending_traps.drain(..).map(|(_, lid)| lid))
+            .collect();
+        let mut why = String::new();
+        if self.config.rediscovery == Rediscovery::Targeted && self.state == SmState::Master {
+            if let Some(s) = &self.subnet {
+                let trap_nodes = s
+                    .ids
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &id)| {
+                        s.fabric
+                            .ports(id)
+                            .iter()
+                            .any(|p| p.lid.is_set() && lids.contains(&p.lid.0))
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                match rediscover(&mut self.mads, &s.discovery, &trap_nodes)? {
+                    Outcome::Updated {
+                        discovery,
+                        changed_switches,
+                        links_down,
+                        links_up,
+                    } => {
+                        report.discovery = "targeted".into();
+                        report.discovery_changes = Some((changed_switches, links_down, links_up));
+                        return Ok(discovery);
+                    }
+                    Outcome::GiveUp(reason) => why = format!(" (targeted walk gave up: {reason})"),
+                }
+            }
+        }
+        report.discovery = format!("full{why}");
+        discover(&mut self.mads)
     }
 
     /// Asks every other port that says IsSM (CapabilityMask bit 1) for its
@@ -657,7 +715,10 @@ impl<T: Transport> SubnetManager<T> {
                 .mads
                 .pending_traps
                 .drain(..)
-                .map(|(n, l)| format!("trap {n} from LID {l}"))
+                .map(|(n, l)| {
+                    self.trap_lids.push(l);
+                    format!("trap {n} from LID {l}")
+                })
                 .collect();
             return Some(traps.join(", "));
         }

@@ -274,3 +274,96 @@ fn subtree_after_a_link_failure_grows_until_verified_and_sends_the_predicted_blo
     assert_eq!(observed as u64, rep.attempts[1].changes.changed_blocks);
     assert!(r.program.failures.is_empty());
 }
+
+fn first_up_link(f: &Fabric) -> PortRef {
+    let leaf = f.switches().next().unwrap();
+    f.neighbors(leaf)
+        .find(|(_, r)| f.node(r.node).is_switch())
+        .map(|(p, _)| PortRef::new(leaf, p))
+        .unwrap()
+}
+
+/// The subnet after `change`, found by an SM with the given rediscovery.
+fn after_change(
+    rediscovery: ibcloud_sm::rediscover::Rediscovery,
+    change: impl Fn(&mut MemFabric),
+) -> (ibcloud_sm::sm::SweepReport, SubnetManager<MemFabric>) {
+    let f = fabric();
+    let mut c = config();
+    c.rediscovery = rediscovery;
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    change(sm.mads.transport_mut());
+    let why = sm.light_sweep().expect("change seen");
+    let r = sm.heavy_sweep(&why).unwrap();
+    (r, sm)
+}
+
+#[test]
+fn targeted_rediscovery_rereads_only_the_flagged_switches_and_finds_what_the_full_walk_finds() {
+    use ibcloud_sm::rediscover::Rediscovery;
+    let up = first_up_link(&fabric());
+    let (t, sm_t) = after_change(Rediscovery::Targeted, |m| m.fail_link(up));
+    let (full, sm_f) = after_change(Rediscovery::Full, |m| m.fail_link(up));
+    assert_eq!(t.discovery, "targeted", "{t:?}");
+    assert_eq!(t.discovery_changes, Some((2, 1, 0)));
+    assert_eq!(full.discovery, "full");
+    // 12 SwitchInfo + PortInfo on ports 0..=8 of the two switches the link
+    // joined, against the whole walk.
+    assert_eq!(t.discovery_smps, 12 + 2 * 9);
+    assert!(
+        full.discovery_smps > 5 * t.discovery_smps,
+        "{}",
+        full.discovery_smps
+    );
+    let (a, b) = (sm_t.subnet.as_ref().unwrap(), sm_f.subnet.as_ref().unwrap());
+    assert_eq!(a.fabric.topology_difference(&b.fabric), None);
+    assert_eq!(t.links, 63);
+    assert_eq!(a.tables, b.tables);
+    assert_eq!(t.program.smps, full.program.smps);
+    assert!(t.program.failures.is_empty());
+    // Every directed route the SM keeps avoids the failed link: a light
+    // sweep over them sees nothing (the flags were cleared).
+    let mut sm_t = sm_t;
+    assert_eq!(sm_t.light_sweep(), None);
+}
+
+#[test]
+fn targeted_rediscovery_sees_a_link_come_back_and_activates_it() {
+    use ibcloud_sm::rediscover::Rediscovery;
+    let up = first_up_link(&fabric());
+    let (_, mut sm) = after_change(Rediscovery::Targeted, |m| m.fail_link(up));
+    sm.mads.transport_mut().restore_link(up);
+    let why = sm.light_sweep().expect("restore seen");
+    let r = sm.heavy_sweep(&why).unwrap();
+    assert_eq!(r.discovery, "targeted", "{r:?}");
+    assert_eq!(r.discovery_changes, Some((2, 0, 1)));
+    assert_eq!(r.links, 64);
+    assert!(r.program.failures.is_empty(), "{:?}", r.program.failures);
+    let remote = fabric().remote(up).unwrap();
+    assert_eq!(sm.mads.transport().port_state(up), Some(LinkState::Active));
+    assert_eq!(
+        sm.mads.transport().port_state(remote),
+        Some(LinkState::Active)
+    );
+}
+
+#[test]
+fn targeted_rediscovery_gives_up_when_a_node_is_cut_off() {
+    use ibcloud_sm::rediscover::Rediscovery;
+    let f = fabric();
+    // A CA other than the SM's loses its only link: the node set changes.
+    let ca = f.cas().nth(5).unwrap();
+    let (r, _) = after_change(Rediscovery::Targeted, |m| m.fail_link(PortRef::new(ca, 1)));
+    assert!(
+        r.discovery.starts_with("full (targeted walk gave up"),
+        "{}",
+        r.discovery
+    );
+    assert!(
+        r.discovery.contains("no longer reachable"),
+        "{}",
+        r.discovery
+    );
+    assert_eq!(r.cas, 31);
+}

@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
                       timeout_ms=args.timeout_ms, retries=args.retries, window=args.window,
                       read_lfts=args.read_lfts, ca=args.ca, port=args.port, priority=args.priority,
                       sa=not args.no_sa, sa_caching=args.sa_caching, reconfig=args.reconfig,
-                      vswitch_scheme=args.vswitch_scheme)
+                      vswitch_scheme=args.vswitch_scheme, rediscovery=args.rediscovery)
     except SmError as err:
         print(f"ibcloud: error: {err}", file=sys.stderr)
         return int(ExitStatus.ERROR)
@@ -149,6 +149,10 @@ def register(commands: Any) -> None:
                         "Paper III's sub-tree around the changed links, grown until ibcloud's verification passes")
     r.add_argument("--vswitch-scheme", choices=["prepopulated", "dynamic"], default="prepopulated",
                    help="LID scheme of a vSwitch fabric, for live migration (ctl migrate)")
+    r.add_argument("--rediscovery", choices=["targeted", "full"], default="targeted",
+                   help="how a heavy sweep after the first finds the subnet: re-read only the switches that flag "
+                        "PortStateChange or sent a trap (falls back to the full walk when that cannot explain what it "
+                        "sees), or walk the whole subnet again as OpenSM does")
     r.add_argument("--no-sa", action="store_true", help="do not answer SubnAdmGet(PathRecord)")
     r.add_argument("--sa-caching", action="store_true", help="set Paper I's caching flag in the SA's PathRecords")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -48,7 +48,10 @@ def run(engine: str = "minhop", *, once: bool = True, **options: Any) -> dict[st
     ``sweep_interval`` (s), ``timeout_ms``, ``retries``, ``window``,
     ``read_lfts``, ``ca``, ``port``, ``priority``, ``sa`` (answer
     SubnAdmGet(PathRecord), default True), ``sa_caching`` (Paper I's flag),
-    ``reconfig`` (``full``, ``slimupdate`` or ``subtree``: how sweeps after a change re-route). Without ``once`` it runs
+    ``reconfig`` (``full``, ``slimupdate`` or ``subtree``: how sweeps after a change re-route),
+    ``rediscovery`` (``targeted``, the default: a heavy sweep after the first
+    re-reads only the switches that flag PortStateChange or sent a trap;
+    ``full``: walk the whole subnet again, as OpenSM). Without ``once`` it runs
     until ``stop`` arrives on the control socket or Ctrl-C.
 
     >>> run("nonsense")  # doctest: +ELLIPSIS
