@@ -40,6 +40,9 @@ pub struct MemFabric {
     pub drop_next: usize,
     /// SMPs received, by attribute name and method ("Set LinearForwardingTable").
     pub received: HashMap<String, u64>,
+    /// A cable pull scripted mid-sweep: after this many more SMPs, the
+    /// link at this port fails (a fabric that changes during a sweep).
+    pub fail_link_after: Option<(u64, PortRef)>,
 }
 
 impl MemFabric {
@@ -80,6 +83,7 @@ impl MemFabric {
             silent: HashSet::new(),
             drop_next: 0,
             received: HashMap::new(),
+            fail_link_after: None,
         }
     }
 
@@ -338,6 +342,14 @@ impl Transport for MemFabric {
             attr::name(req.attr_id)
         );
         *self.received.entry(kind).or_default() += 1;
+        if let Some((n, port)) = self.fail_link_after {
+            if n <= 1 {
+                self.fail_link_after = None;
+                self.fail_link(port);
+            } else {
+                self.fail_link_after = Some((n - 1, port));
+            }
+        }
         if self.drop_next > 0 {
             self.drop_next -= 1;
             return Ok(());

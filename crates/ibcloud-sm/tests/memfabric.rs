@@ -367,3 +367,82 @@ fn targeted_rediscovery_gives_up_when_a_node_is_cut_off() {
     );
     assert_eq!(r.cas, 31);
 }
+
+#[test]
+fn a_link_that_fails_during_programming_is_reported_and_the_next_sweeps_converge() {
+    let f = fabric();
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
+    // The cable is pulled half-way through the bring-up (after discovery,
+    // while the switches are being programmed).
+    let up = first_up_link(&f);
+    sm.mads.transport_mut().fail_link_after = Some((500, up));
+    let first = sm.heavy_sweep("bring-up").unwrap();
+    assert!(
+        sm.mads.transport().fail_link_after.is_none(),
+        "the pull happened"
+    );
+    assert_eq!(first.links, 64, "discovery saw the link before it failed");
+    assert!(
+        !first.program.failures.is_empty() || first.program.ports_activated < 128,
+        "{:?}",
+        first.program
+    );
+    // The bring-up says what it could not do (the ports of the dead link
+    // never become ACTIVE), and the next light sweep sees the change.
+    let why = sm.light_sweep().expect("the change is seen");
+    let second = sm.heavy_sweep(&why).unwrap();
+    assert_eq!(second.links, 63);
+    assert!(
+        second.program.failures.is_empty(),
+        "{:?}",
+        second.program.failures
+    );
+    // Converged: nothing left to change, and the tables are the engine's on
+    // the fabric as it is now, with every CA pair reachable.
+    assert_eq!(sm.light_sweep(), None);
+    let s = sm.subnet.as_ref().unwrap();
+    let fresh = ibcloud_routing::registry::engine("minhop", &Default::default())
+        .unwrap()
+        .route(&s.fabric)
+        .unwrap();
+    assert_eq!(s.tables, fresh.tables);
+    // Every live link (in the emulation's own node ids) is ACTIVE.
+    let mem = sm.mads.transport();
+    for l in f.links().filter(|l| l.a != up && l.b != up) {
+        assert_eq!(mem.port_state(l.a), Some(LinkState::Active));
+        assert_eq!(mem.port_state(l.b), Some(LinkState::Active));
+    }
+}
+
+#[test]
+fn a_migration_to_a_full_hypervisor_is_refused_and_nothing_is_sent() {
+    use ibcloud_sm::migrate::TransitionPolicy;
+    use ibcloud_vswitch::{Method, Scheme, VirtualFabric};
+    let p = generate::preset("4-ary-2-full").unwrap().build().unwrap();
+    let mut built = VirtualFabric::virtualize(&p, 2, Scheme::Prepopulated).unwrap();
+    built.boot_vm("vm0", 0).unwrap();
+    built.boot_vm("vm1", 5).unwrap();
+    built.boot_vm("vm2", 5).unwrap();
+    let f = built.fabric().clone();
+    let mut c = config();
+    c.engine = "vswitch-ftree".into();
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    let sent = sm.mads.counters.total_sent;
+    let tables = sm.subnet.as_ref().unwrap().tables.clone();
+    let err = sm
+        .migrate("vm0", "#5", Method::Itrc, false, TransitionPolicy::Off)
+        .unwrap_err();
+    assert!(err.to_string().contains("no free VF"), "{err}");
+    assert_eq!(sm.mads.counters.total_sent, sent, "nothing sent");
+    assert_eq!(
+        sm.subnet.as_ref().unwrap().tables,
+        tables,
+        "model unchanged"
+    );
+    // The VM can still go where there is room.
+    let r = sm
+        .migrate("vm0", "#6", Method::Itrc, false, TransitionPolicy::Off)
+        .unwrap();
+    assert_eq!(r.observed_switch_smps, r.predicted_switch_smps);
+}
