@@ -85,12 +85,14 @@ def test_daemon_control_socket_log_and_differential_resweep(tmp_path: Path) -> N
         status = sm.ctl("status")["result"]
         assert status["state"] == "Master" and status["heavy_sweeps"] == 1
         first = status["last_sweep"]
-        # A heavy sweep on an unchanged fabric re-discovers but programs nothing:
-        # the SM knows what every switch holds.
+        # A heavy sweep on an unchanged fabric programs nothing (the SM knows
+        # what every switch holds), and its targeted re-discovery costs one
+        # SwitchInfo per switch (no PortStateChange anywhere).
         again = sm.ctl("sweep")["result"]
         assert again["program"]["total_smps"] == 0, again["program"]
         assert again["program"]["lft_blocks_skipped"] == first["switches"] * (first["max_lid"] // 64 + 1)
-        assert again["total_smps"] == again["discovery_smps"] == first["discovery_smps"]
+        assert again["discovery"] == "targeted" and again["discovery_changes"] == [0, 0, 0], again
+        assert again["total_smps"] == again["discovery_smps"] == first["switches"]
         light = sm.ctl("light")["result"]
         assert light == {"changed": False}
         counters = sm.ctl("counters")["result"]
