@@ -49,6 +49,9 @@ def test_bring_up_tables_equal_ibcloud_route_and_tools_agree(tmp_path: Path, pre
     # ibnetdiscover reports the LIDs the SM assigned.
     lids = lambda f: sorted((n["guid"], n["lid"]) for n in f.nodes())  # noqa: E731
     assert lids(seen) == lids(ours)
+    # The LIDs the net file gives the ports are kept, as OpenSM keeps a
+    # configured, aligned, free LID when no guid2lid entry says otherwise.
+    assert lids(ours) == lids(generated)
     # Every switch holds exactly what `ibcloud route` computes on that fabric.
     assert read_back == route(seen, engine).tables
     # One SMP per LFT block and per port transition: nothing wasted.

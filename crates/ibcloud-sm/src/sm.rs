@@ -271,7 +271,15 @@ impl<T: Transport> SubnetManager<T> {
         self.started.elapsed().as_secs_f64()
     }
 
-    fn lid_options(&self, sm_port: PortRef) -> Result<LidOptions, SmError> {
+    /// LIDs as OpenSM chooses them (`osm_lid_mgr.c`): the previous sweep's;
+    /// else per port the guid2lid cache's entry, else the LID the port
+    /// already carries when it is LMC-aligned and free (`configured`, in
+    /// OpenSM's port order), else the next free range.
+    fn lid_options(
+        &self,
+        sm_port: PortRef,
+        configured: Vec<(ibcloud_fabric::Guid, u16, bool)>,
+    ) -> Result<LidOptions, SmError> {
         let cached = match &self.config.guid2lid {
             Some(p) if p.exists() => {
                 let text = std::fs::read_to_string(p).map_err(|e| SmError::Io {
@@ -289,7 +297,7 @@ impl<T: Transport> SubnetManager<T> {
         let previous = self.subnet.as_ref().map(|s| guid2lid_of(&s.fabric));
         let map = match (previous, cached) {
             (Some(p), _) => Some(p),
-            (None, c) => c,
+            (None, c) => keep_configured(c, configured, self.config.lmc),
         };
         Ok(LidOptions {
             policy: match map {
@@ -346,7 +354,8 @@ impl<T: Transport> SubnetManager<T> {
         report.cas = d.nodes.len() - report.switches;
         report.links = d.links.len();
         let sm_port = PortRef::new(ids[d.sm_port.0], d.sm_port.1);
-        let lid_opts = self.lid_options(sm_port)?;
+        let configured = configured_lids(&d, &ids, &fabric, sm_port);
+        let lid_opts = self.lid_options(sm_port, configured)?;
         assign_lids(&mut fabric, &lid_opts)?;
         let sm_lid = fabric.port(sm_port).map(|p| p.lid.0).unwrap_or(0);
         report.sm_lid = sm_lid;
@@ -749,6 +758,60 @@ impl<T: Transport> SubnetManager<T> {
         }
         None
     }
+}
+
+/// The LIDs ports already carry (PortInfo base LID; CA ports and switch
+/// port 0), as (port GUID, LID, is a CA port), the SM's port first, then in
+/// OpenSM's port-table order (the byte-swapped GUID on x86).
+fn configured_lids(
+    d: &Discovery,
+    ids: &[NodeId],
+    fabric: &Fabric,
+    sm_port: PortRef,
+) -> Vec<(ibcloud_fabric::Guid, u16, bool)> {
+    let mut out = Vec::new();
+    for (i, n) in d.nodes.iter().enumerate() {
+        let switch = n.info.node_type == NodeType::Switch;
+        for (&p, pi) in &n.ports {
+            if (switch && p != 0) || (!switch && p == 0) || pi.lid == 0 {
+                continue;
+            }
+            let pr = PortRef::new(ids[i], p);
+            if let Some(port) = fabric.port(pr) {
+                out.push((pr, port.guid, pi.lid, !switch));
+            }
+        }
+    }
+    out.sort_by_key(|&(pr, g, _, _)| (pr != sm_port, g.0.swap_bytes()));
+    out.into_iter().map(|(_, g, l, ca)| (g, l, ca)).collect()
+}
+
+/// The guid2lid map OpenSM's LID manager acts on: the cache's entries, plus
+/// every configured LID of a port the cache does not list that is in the
+/// unicast range, aligned to the LMC (CA ports) and free. None when empty
+/// (the fresh-subnet order applies).
+fn keep_configured(
+    cached: Option<ibcloud_fabric::lids::Guid2Lid>,
+    configured: Vec<(ibcloud_fabric::Guid, u16, bool)>,
+    lmc: u8,
+) -> Option<ibcloud_fabric::lids::Guid2Lid> {
+    use ibcloud_fabric::Lid;
+    let mut map = cached.unwrap_or_default();
+    let mut used: std::collections::BTreeSet<u16> =
+        map.values().flat_map(|&(a, b)| a.0..=b.0).collect();
+    for (guid, lid, ca) in configured {
+        let n: u16 = if ca { 1 << lmc.min(7) } else { 1 };
+        let last = lid as u32 + n as u32 - 1;
+        if map.contains_key(&guid) || lid % n != 0 || last > 0xBFFF {
+            continue;
+        }
+        if (lid..=last as u16).any(|l| used.contains(&l)) {
+            continue;
+        }
+        used.extend(lid..=last as u16);
+        map.insert(guid, (Lid(lid), Lid(last as u16)));
+    }
+    (!map.is_empty()).then_some(map)
 }
 
 /// `--reconfig subtree`: the links that changed between two sweeps, the

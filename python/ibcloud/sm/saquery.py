@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ibcloud.safeio import checked_ints
+
 __all__ = ["KNOWN_DIFFERENCES", "Comparison", "compare_with_opensm", "default_queries", "full_table", "parse_records"]
 
 #: (record kind, field) pairs that differ between OpenSM's SA and ours, and why.
@@ -102,6 +104,7 @@ def parse_records(text: str) -> list[dict[str, str]]:
     return out
 
 
+@checked_ints(pairs=(0, 0xFFFF))
 def default_queries(fabric: Any, *, pairs: int = 16) -> list[list[str]]:
     """saquery argument lists covering every record kind ibcloud's SA serves
     on ``fabric`` (an :class:`ibcloud.Fabric` with LIDs): whole tables
@@ -249,6 +252,7 @@ def compare_with_opensm(net_file: str | Path, *, queries: list[list[str]] | None
     return cmp, qs
 
 
+@checked_ints(attr_id=(0, 0xFFFF), comp_mask=(0, 2**64 - 1), window=(1, 1024), timeout_ms=(1, 2**31 - 1))
 def full_table(attr_id: int, *, comp_mask: int = 0, template: bytes = b"", window: int = 16,
                timeout_ms: int = 2000) -> tuple[int, int, list[bytes]]:
     """SubnAdmGetTable with RMPP done by ibcloud (``ibcloud_sm::sa::client``),
