@@ -189,6 +189,10 @@ pub struct SweepReport {
     /// Another SM answered SMInfo as MASTER: this SM stays STANDBY and
     /// programs nothing (its GUID and where it sits).
     pub standby_because: Option<String>,
+    /// What the operator must know about this sweep's result (e.g. an
+    /// engine whose deadlock freedom needs SL2VL tables the SM does not
+    /// program).
+    pub warnings: Vec<String>,
     /// The SM's LID.
     pub sm_lid: u16,
     /// Highest LID assigned.
@@ -415,6 +419,15 @@ impl<T: Transport> SubnetManager<T> {
         let (mut tables, sls) = match routed {
             Ok(r) => {
                 report.engine = Some(self.config.engine.clone());
+                if let Some(sls) = r.path_sls.as_ref().filter(|s| s.num_sls() > 1) {
+                    report.warnings.push(format!(
+                        "{} spreads paths over {} SLs for deadlock freedom, but this SM does not program \
+                         SL2VL tables or operational VLs: the switches keep their own, so the fabric is \
+                         deadlock-free only if those map the SLs to separate VLs (OpenSM programs them)",
+                        self.config.engine,
+                        sls.num_sls()
+                    ));
+                }
                 (r.tables, r.path_sls)
             }
             Err(e) => {

@@ -446,3 +446,65 @@ fn a_migration_to_a_full_hypervisor_is_refused_and_nothing_is_sent() {
         .unwrap();
     assert_eq!(r.observed_switch_smps, r.predicted_switch_smps);
 }
+
+/// A ring of `n` switches, two CAs on each (CAs first, as generated fabrics).
+fn ring(n: usize) -> Fabric {
+    use ibcloud_fabric::{FabricBuilder, Guid, LinkRate, NodeKind, NodeSpec};
+    let mut b = FabricBuilder::new();
+    let cas: Vec<_> = (0..2 * n)
+        .map(|i| {
+            b.add_node(NodeSpec::new(
+                NodeKind::Ca,
+                Guid(0x1000 + 2 * i as u64),
+                1,
+                format!("hca-{i}"),
+            ))
+            .unwrap()
+        })
+        .collect();
+    let sws: Vec<_> = (0..n)
+        .map(|i| {
+            b.add_node(NodeSpec::new(
+                NodeKind::Switch,
+                Guid(0x2000 + i as u64),
+                4,
+                format!("sw-{i}"),
+            ))
+            .unwrap()
+        })
+        .collect();
+    let r = LinkRate::default();
+    for i in 0..n {
+        b.connect(PortRef::new(sws[i], 1), PortRef::new(cas[2 * i], 1), r)
+            .unwrap();
+        b.connect(PortRef::new(sws[i], 2), PortRef::new(cas[2 * i + 1], 1), r)
+            .unwrap();
+        b.connect(
+            PortRef::new(sws[i], 3),
+            PortRef::new(sws[(i + 1) % n], 4),
+            r,
+        )
+        .unwrap();
+    }
+    b.build()
+}
+
+#[test]
+fn an_engine_that_needs_sls_is_programmed_with_a_warning_about_sl2vl() {
+    let f = ring(5);
+    for engine in ["lash", "dfsssp"] {
+        let mut c = config();
+        c.engine = engine.into();
+        let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
+        let r = sm.heavy_sweep("bring-up").unwrap();
+        assert!(
+            r.routing_error.is_none() && r.program.failures.is_empty(),
+            "{r:?}"
+        );
+        assert_eq!(r.warnings.len(), 1, "{engine}: {:?}", r.warnings);
+        assert!(r.warnings[0].contains("SL2VL"), "{}", r.warnings[0]);
+    }
+    // minhop needs no SLs: no warning.
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
+    assert!(sm.heavy_sweep("bring-up").unwrap().warnings.is_empty());
+}

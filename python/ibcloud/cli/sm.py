@@ -55,6 +55,8 @@ def _print_summary(s: dict[str, Any]) -> None:
         print(f"unreachable: {what[0]}: {what[1]}")
     for f in p["failures"]:
         print(f"failed: {f}")
+    for w in b.get("warnings", []):
+        print(f"warning: {w}")
     c = s["counters"]
     print(f"counters: {c['total_sent']} sent, {c['retries']} retries, {c['timeouts']} timeouts, "
           f"{c['status_errors']} status errors, {c['malformed']} malformed, {c['traps']} traps; "
