@@ -87,6 +87,15 @@ def test_cli_writes_tables_and_json(tmp_path, capsys):
         assert (out / f).exists(), f
 
 
+def test_cli_progress_shows_without_a_terminal(tmp_path, capsys):
+    """Under a log or CI (stderr not a terminal) ``host run`` prints plain
+    progress lines with what runs, as every long command does."""
+    p = _write(tmp_path, EXAMPLE)
+    assert main(["host", "run", str(p)]) == 0
+    err = capsys.readouterr().err
+    assert "host run: 0 of 100 started" in err and "host run: finished 100 of 100" in err, err
+
+
 def test_event_budget_stops_the_run(tmp_path, capsys):
     p = _write(tmp_path, "max-events = 1000\n" + EXAMPLE)
     assert main(["host", "run", str(p)]) == 2

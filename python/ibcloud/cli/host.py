@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 
 from ibcloud.cli.main import ExitStatus
@@ -35,23 +34,23 @@ __all__ = ["register"]
 
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from ibcloud.host import Scenario, run
+    from ibcloud.progress import Reporter
 
     scenario = Scenario.load(args.scenario).check()
-    console = Console(stderr=True)
-    show = sys.stderr.isatty() and not args.json
     t0 = time.perf_counter()
-    with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.fields[now]}"), TimeElapsedColumn(),
-                  console=console, transient=True, disable=not show) as bar:
-        task = bar.add_task("host", total=1.0, now="")
+    # Percent of the simulated time: a bar on a terminal, plain lines (every
+    # IBCLOUD_PROGRESS_SECONDS) in logs and CI; none with --json.
+    with Reporter("host run", total=100, mode="off" if args.json else "auto") as bar:
 
         def progress(now: float, end: float) -> None:
-            bar.update(task, completed=now / end if end else 1.0, now=f"{now:.3f}/{end:.3f} s")
+            bar.running(f"{now:.3f} of {end:.3f} s simulated")
+            while bar.done < min(100, int(100 * now / end) if end else 100):
+                bar.advance()
 
-        r = run(scenario, progress=progress if show else None)
+        r = run(scenario, progress=progress)
     wall = time.perf_counter() - t0
     if args.out:
         r.write(args.out, plots=not args.no_plots)
