@@ -134,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
             (store.path / "results" / f"{task.hash}.parquet").unlink(missing_ok=True)
     scheduler = args.scheduler or (None if len(names) > 1 else "inline")
     summary = run(campaign, results, scheduler=scheduler, workers=args.workers,
-                  progress=len(names) > 1 and sys.stderr.isatty())
+                  progress=len(names) > 1)  # a bar on a terminal, plain lines in logs
     status = ExitStatus.SUCCESS if summary.complete else ExitStatus.FAILURE
     frame = store.frame("reproduce")
     report: List[dict] = []
