@@ -20,7 +20,8 @@ def _doc_examples():
 
 def test_docs_have_an_example_per_workload():
     kinds = {m for ex in _doc_examples() for m in re.findall(r'kind = "([a-z\-]+)"', ex)}
-    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon", "terasort", "mrbench", "hpl", "nas"} <= kinds
+    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon", "terasort", "mrbench", "hpl", "nas",
+            "memcached", "mapreduce-sort"} <= kinds
 
 
 @pytest.mark.parametrize("text", _doc_examples())
