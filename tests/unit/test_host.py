@@ -68,6 +68,37 @@ def test_bad_scenarios_name_file_and_line(tmp_path, capsys, old, new, line, what
     assert what in err
 
 
+_APP = """[[hosts]]
+name = "A"
+[[hosts]]
+name = "B"
+[[vms]]
+name = "a"
+host = "A"
+[[vms]]
+name = "b"
+host = "B"
+[[workloads]]
+vm = "a"
+peer = "b"
+"""
+
+
+@pytest.mark.parametrize("keys,what", [
+    ('kind = "memcached"\nsizes = []', "needs at least one response size"),
+    ('kind = "memcached"\nper-size = 0', "must be at least 1"),
+    ('kind = "mapreduce-sort"\nio-ratio = "1-5"', "'1-5' is not a ratio"),
+    ('kind = "mapreduce-sort"\nio-ratio = "0:5"', "positive integers"),
+    ('kind = "mapreduce-sort"\nio-rate = "1:5"', "unknown field `io-rate`"),
+])
+def test_bad_application_keys_name_file_and_line(tmp_path, capsys, keys, what):
+    p = _write(tmp_path, _APP + keys + "\n")
+    assert main(["host", "run", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ibcloud: error: {p}:15: workloads[0]"), err
+    assert what in err, err
+
+
 def test_sriov_vf_limit(tmp_path, capsys):
     text = EXAMPLE.replace('name = "A"\npcpus = 8', 'name = "A"\npcpus = 8\n[hosts.adapter]\nkind = "sriov"\nvfs = 1')
     text += '\n[[vms]]\nname = "extra"\nhost = "A"\n'
