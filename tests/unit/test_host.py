@@ -20,7 +20,8 @@ def _doc_examples():
 
 def test_docs_have_an_example_per_workload():
     kinds = {m for ex in _doc_examples() for m in re.findall(r'kind = "([a-z\-]+)"', ex)}
-    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon", "terasort", "mrbench", "hpl", "nas"} <= kinds
+    assert {"rdma-write", "rdma-read", "send", "nectere", "ibmon", "terasort", "mrbench", "hpl", "nas",
+            "memcached", "mapreduce-sort"} <= kinds
 
 
 @pytest.mark.parametrize("text", _doc_examples())
@@ -65,6 +66,37 @@ def test_bad_scenarios_name_file_and_line(tmp_path, capsys, old, new, line, what
     err = capsys.readouterr().err
     assert err.startswith(f"ibcloud: error: {p}:{line}:"), err
     assert what in err
+
+
+_APP = """[[hosts]]
+name = "A"
+[[hosts]]
+name = "B"
+[[vms]]
+name = "a"
+host = "A"
+[[vms]]
+name = "b"
+host = "B"
+[[workloads]]
+vm = "a"
+peer = "b"
+"""
+
+
+@pytest.mark.parametrize("keys,what", [
+    ('kind = "memcached"\nsizes = []', "needs at least one response size"),
+    ('kind = "memcached"\nper-size = 0', "must be at least 1"),
+    ('kind = "mapreduce-sort"\nio-ratio = "1-5"', "'1-5' is not a ratio"),
+    ('kind = "mapreduce-sort"\nio-ratio = "0:5"', "positive integers"),
+    ('kind = "mapreduce-sort"\nio-rate = "1:5"', "unknown field `io-rate`"),
+])
+def test_bad_application_keys_name_file_and_line(tmp_path, capsys, keys, what):
+    p = _write(tmp_path, _APP + keys + "\n")
+    assert main(["host", "run", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ibcloud: error: {p}:15: workloads[0]"), err
+    assert what in err, err
 
 
 def test_sriov_vf_limit(tmp_path, capsys):

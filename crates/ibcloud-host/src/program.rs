@@ -229,6 +229,29 @@ pub struct NectereClient {
     next_send_at: Time,
 }
 
+/// Reply sizes that change with the request count (Memcached Gets whose
+/// values alternate sizes, G Figs. 40–41): request `k` (from 0) is answered
+/// with `sizes[(k / per) % sizes.len()]` bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplyCycle {
+    /// Reply sizes, in order.
+    pub sizes: Vec<u32>,
+    /// Consecutive requests per size (at least 1).
+    pub per: u64,
+}
+
+impl ReplyCycle {
+    /// The reply size of request `k`.
+    pub fn size(&self, k: u64) -> u32 {
+        self.sizes[((k / self.per.max(1)) % self.sizes.len() as u64) as usize]
+    }
+
+    /// The largest reply (the receive buffers' size).
+    pub fn max(&self) -> u32 {
+        self.sizes.iter().copied().max().unwrap_or(0)
+    }
+}
+
 impl NectereClient {
     /// A client on `qp`.
     pub fn new(
@@ -310,6 +333,8 @@ pub struct NectereServer {
     queue: VecDeque<Time>,
     recvs_to_post: u32,
     serving: bool,
+    cycle: Option<ReplyCycle>,
+    served: u64,
 }
 
 impl NectereServer {
@@ -323,7 +348,17 @@ impl NectereServer {
             queue: VecDeque::new(),
             recvs_to_post: depth,
             serving: false,
+            cycle: None,
+            served: 0,
         }
+    }
+
+    /// Answers request `k` with `cycle.size(k)` bytes instead of `reply`
+    /// (the Memcached server: the value of the Get, after `service` of
+    /// lookup compute).
+    pub fn with_reply_cycle(mut self, cycle: ReplyCycle) -> Self {
+        self.cycle = Some(cycle);
+        self
     }
 }
 
@@ -341,10 +376,15 @@ impl Program for NectereServer {
             let t0 = self.queue.pop_front().expect("served request");
             log.latencies.push((now, now - t0));
             log.completed += 1;
+            let bytes = match &self.cycle {
+                Some(c) => c.size(self.served),
+                None => self.reply,
+            };
+            self.served += 1;
             return Op::Post(Wr {
                 qp: self.qp,
                 kind: WrKind::Send,
-                bytes: self.reply,
+                bytes,
             });
         }
         if self.recvs_to_post > 0 {

@@ -348,7 +348,40 @@ pub struct WorkloadOptions {
     /// Skeletons: compute at the end of a round (reduce).
     #[serde(default)]
     pub compute_after: Option<String>,
+    /// `memcached`: the value sizes of the Get responses, cycled in order
+    /// (G Figs. 40–41: 4 KB, 16 KB, 512 KB). Default `["4k", "16k", "512k"]`.
+    #[serde(default)]
+    pub sizes: Option<Vec<Bytes>>,
+    /// `memcached`: consecutive Gets of each size before moving to the
+    /// next. Default 100.
+    #[serde(default)]
+    pub per_size: Option<u64>,
+    /// `mapreduce-sort`: `"c:m"`, compute units to message units per round
+    /// relative to the skeleton's base 1:1 (F Fig. 18: `"1:5"` issues five
+    /// times the messages per unit of compute). Default `"1:1"`.
+    #[serde(default)]
+    pub io_ratio: Option<String>,
 }
+
+/// Parses an I/O ratio `"c:m"` (two positive integers).
+///
+/// ```
+/// assert_eq!(ibcloud_host::scenario::parse_io_ratio("1:5"), Ok((1, 5)));
+/// assert!(ibcloud_host::scenario::parse_io_ratio("1:0").is_err());
+/// ```
+pub fn parse_io_ratio(text: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("'{text}' is not a ratio 'c:m' of two positive integers (e.g. \"1:5\")");
+    let (c, m) = text.split_once(':').ok_or_else(bad)?;
+    let c: u64 = c.trim().parse().map_err(|_| bad())?;
+    let m: u64 = m.trim().parse().map_err(|_| bad())?;
+    if c == 0 || m == 0 || c > 1000 || m > 1000 {
+        return Err(format!("{} (each 1-1000)", bad()));
+    }
+    Ok((c, m))
+}
+
+/// `memcached`'s default response sizes (G Figs. 40–41).
+pub const MEMCACHED_SIZES: [u64; 3] = [4 << 10, 16 << 10, 512 << 10];
 
 /// A round-based skeleton's defaults (G §5.3 and §10.1 item 6; chosen from
 /// the workloads' published sizes before any comparison, not fitted —
@@ -412,6 +445,18 @@ pub fn skeleton(kind: &str) -> Option<Skeleton> {
             per_message: 0,
             after: 0,
         }),
+        // GTC particle sort as an MPI map-reduce (F §7, Fig. 18): per round
+        // 20 ms of particle push/binning per compute unit, then the
+        // exchange of 16 64 KB messages per message unit, then a 10 ms
+        // local sort. `io-ratio` "c:m" scales compute by c and messages by m.
+        "mapreduce-sort" => Some(Skeleton {
+            size: 64 << 10,
+            messages: 16,
+            depth: 8,
+            before: 20 * MS,
+            per_message: 0,
+            after: 10 * MS,
+        }),
         _ => None,
     }
 }
@@ -422,14 +467,14 @@ impl WorkloadOptions {
         self.size
             .map(|b| b.0)
             .or_else(|| skeleton(&self.kind).map(|s| s.size))
-            .unwrap_or(65536)
+            .unwrap_or(if self.kind == "memcached" { 64 } else { 65536 })
     }
 
     /// Transmission depth (given, or the kind's default).
     pub fn depth(&self) -> u32 {
         self.depth.unwrap_or_else(|| match skeleton(&self.kind) {
             Some(s) => s.depth,
-            None if self.kind == "nectere" => 1,
+            None if self.kind == "nectere" || self.kind == "memcached" => 1,
             None => 16,
         })
     }
@@ -730,13 +775,15 @@ impl Scenario {
                 "mrbench",
                 "hpl",
                 "nas",
+                "memcached",
+                "mapreduce-sort",
             ]
             .contains(&w.kind.as_str())
             {
                 return err(
                     format!("{p}.kind"),
                     format!(
-                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere, terasort, mrbench, hpl, nas)",
+                        "unknown workload '{}' (rdma-write, rdma-read, send, nectere, memcached, terasort, mrbench, hpl, mapreduce-sort, nas)",
                         w.kind
                     ),
                 );
@@ -762,13 +809,13 @@ impl Scenario {
             {
                 return err(
                     format!("{p}.messages"),
-                    "messages, compute-before and compute-after are for terasort, mrbench and hpl",
+                    "messages, compute-before and compute-after are for terasort, mrbench, hpl and mapreduce-sort",
                 );
             }
             if skeleton(&w.kind).is_some() && (w.throttle.is_some() || w.md5_mbps.is_some()) {
                 return err(
                     format!("{p}.throttle"),
-                    "a skeleton (terasort, mrbench, hpl) takes compute, not throttle or md5-mbps",
+                    "a skeleton (terasort, mrbench, hpl, mapreduce-sort) takes compute, not throttle or md5-mbps",
                 );
             }
             for (key, v) in [
@@ -869,11 +916,46 @@ impl Scenario {
             if let Some(t) = &w.service {
                 dur(&format!("{p}.service"), t)?;
             }
-            if w.kind != "nectere" && (w.service.is_some() || w.reply_size.is_some()) {
+            if !["nectere", "memcached"].contains(&w.kind.as_str()) && w.service.is_some() {
                 return err(
                     format!("{p}.service"),
-                    "service and reply-size are for nectere",
+                    "service is for nectere and memcached",
                 );
+            }
+            if w.kind != "nectere" && w.reply_size.is_some() {
+                return err(
+                    format!("{p}.reply-size"),
+                    "reply-size is for nectere (memcached takes sizes)",
+                );
+            }
+            if w.kind != "memcached" && (w.sizes.is_some() || w.per_size.is_some()) {
+                return err(format!("{p}.sizes"), "sizes and per-size are for memcached");
+            }
+            if let Some(sizes) = &w.sizes {
+                if sizes.is_empty() {
+                    return err(
+                        format!("{p}.sizes"),
+                        "needs at least one response size (e.g. [\"4k\", \"16k\", \"512k\"])",
+                    );
+                }
+                if let Some(b) = sizes.iter().find(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
+                    return err(
+                        format!("{p}.sizes"),
+                        format!("response size {} must be 1 B to 4 GiB", b.0),
+                    );
+                }
+            }
+            if w.per_size == Some(0) {
+                return err(format!("{p}.per-size"), "must be at least 1");
+            }
+            if let Some(r) = &w.io_ratio {
+                if w.kind != "mapreduce-sort" {
+                    return err(format!("{p}.io-ratio"), "io-ratio is for mapreduce-sort");
+                }
+                parse_io_ratio(r).map_err(|e| ScenarioError {
+                    path: format!("{p}.io-ratio"),
+                    problem: e,
+                })?;
             }
         }
         Ok(())
@@ -944,6 +1026,8 @@ impl Scenario {
             ),
             ("service", w.service.is_some() || w.reply_size.is_some()),
             ("stop", w.stop.is_some()),
+            ("sizes", w.sizes.is_some() || w.per_size.is_some()),
+            ("io-ratio", w.io_ratio.is_some()),
         ] {
             if bad {
                 return err(

@@ -19,7 +19,8 @@ use crate::cq::{CqRing, Opcode};
 use crate::fluid::{FlowShare, ShareRule, Sharing};
 use crate::nas::Bsp;
 use crate::program::{
-    Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, Rounds, Wr, WrKind,
+    Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, ReplyCycle,
+    Rounds, Wr, WrKind,
 };
 use crate::scenario::{d, Scenario, ScenarioError};
 
@@ -729,19 +730,55 @@ impl World {
                 kind if crate::scenario::skeleton(kind).is_some() => {
                     let sk = crate::scenario::skeleton(kind).expect("skeleton");
                     let or = |t: &Option<String>, v: Time| t.as_deref().map(d).unwrap_or(v);
+                    // mapreduce-sort: "c:m" scales the round's compute by c
+                    // and its messages by m (validated).
+                    let (c, m) = w
+                        .io_ratio
+                        .as_deref()
+                        .and_then(|r| crate::scenario::parse_io_ratio(r).ok())
+                        .unwrap_or((1, 1));
                     (
                         Box::new(Rounds::new(
                             qa as u32,
                             size,
-                            or(&w.compute_before, sk.before),
-                            w.messages.unwrap_or(sk.messages),
+                            or(&w.compute_before, sk.before).saturating_mul(c),
+                            w.messages.unwrap_or(sk.messages).saturating_mul(m),
                             depth,
                             w.compute.as_deref().map(d).unwrap_or(sk.per_message),
-                            or(&w.compute_after, sk.after),
+                            or(&w.compute_after, sk.after).saturating_mul(c),
                             w.iterations,
                             stop,
                         )),
                         None,
+                    )
+                }
+                "memcached" => {
+                    let cycle = ReplyCycle {
+                        sizes: match &w.sizes {
+                            Some(v) => v.iter().map(|b| b.0 as u32).collect(),
+                            None => crate::scenario::MEMCACHED_SIZES
+                                .iter()
+                                .map(|&b| b as u32)
+                                .collect(),
+                        },
+                        per: w.per_size.unwrap_or(100),
+                    };
+                    // One pass over the sizes unless `iterations` is given.
+                    let iterations = match w.iterations {
+                        0 => cycle.per * cycle.sizes.len() as u64,
+                        n => n,
+                    };
+                    // A Get's lookup (hash, item fetch): 2 us of server CPU.
+                    let service = w.service.as_deref().map(d).unwrap_or(2_000_000);
+                    let reply = cycle.max();
+                    (
+                        Box::new(NectereClient::new(
+                            qa as u32, size, reply, iterations, depth, throttle, stop,
+                        )),
+                        Some(Box::new(
+                            NectereServer::new(qb as u32, size, reply, service, depth)
+                                .with_reply_cycle(cycle),
+                        )),
                     )
                 }
                 "nectere" => {

@@ -3,8 +3,9 @@ on the packet simulator.
 
 A scenario (TOML; docs/host.md) names hosts (PCPUs, credit1 or CFS
 scheduler, a VMM-bypass or SR-IOV adapter), VMs (host, pinning, cap,
-weight, quota, CQ size), workloads (rdma-write, rdma-read, send, nectere;
-G's skeletons terasort, mrbench, hpl; each packet-level or fluid) and
+weight, quota, CQ size), workloads (rdma-write, rdma-read, send, nectere,
+memcached; G's skeletons terasort, mrbench, hpl, mapreduce-sort; nas;
+each packet-level or fluid) and
 controllers (ibmon), a duration and a seed. Every key is checked before
 the run; a problem is reported as ``FILE:LINE: path: problem`` with exit
 status 2. The run writes per-VM time series (CPU %, bytes, CQEs, polling
