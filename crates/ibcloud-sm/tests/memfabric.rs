@@ -113,12 +113,7 @@ fn a_light_sweep_sees_a_failed_link() {
     let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
     sm.heavy_sweep("bring-up").unwrap();
     assert_eq!(sm.light_sweep(), None);
-    let leaf = f.switches().next().unwrap();
-    let up = f
-        .neighbors(leaf)
-        .find(|(_, r)| f.node(r.node).is_switch())
-        .map(|(p, _)| PortRef::new(leaf, p))
-        .unwrap();
+    let up = first_up_link(&f);
     sm.mads.transport_mut().fail_link(up);
     let why = sm.light_sweep().expect("change seen");
     assert!(why.contains("port state change"), "{why}");
@@ -155,12 +150,7 @@ fn slimupdate_after_a_link_failure_sends_exactly_the_predicted_blocks() {
     let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
     let first = sm.heavy_sweep("bring-up").unwrap();
     assert_eq!(first.predicted_lft_blocks, None);
-    let leaf = f.switches().next().unwrap();
-    let up = f
-        .neighbors(leaf)
-        .find(|(_, r)| f.node(r.node).is_switch())
-        .map(|(p, _)| PortRef::new(leaf, p))
-        .unwrap();
+    let up = first_up_link(&f);
     sm.mads.transport_mut().fail_link(up);
     let why = sm.light_sweep().unwrap();
     let r = sm.heavy_sweep(&why).unwrap();
@@ -249,12 +239,7 @@ fn subtree_after_a_link_failure_grows_until_verified_and_sends_the_predicted_blo
     c.reconfig = Reconfig::Subtree;
     let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), c).unwrap();
     sm.heavy_sweep("bring-up").unwrap();
-    let leaf = f.switches().next().unwrap();
-    let up = f
-        .neighbors(leaf)
-        .find(|(_, r)| f.node(r.node).is_switch())
-        .map(|(p, _)| PortRef::new(leaf, p))
-        .unwrap();
+    let up = first_up_link(&f);
     sm.mads.transport_mut().fail_link(up);
     let why = sm.light_sweep().unwrap();
     let r = sm.heavy_sweep(&why).unwrap();
