@@ -5,12 +5,8 @@
 
 use ibcloud_host::{RunResult, Scenario, World};
 
-fn no_controllers(
-    _: &ibcloud_host::scenario::ControllerOptions,
-    _: &[String],
-) -> Result<Box<dyn ibcloud_host::HostController>, String> {
-    Err("no controllers here".into())
-}
+mod common;
+use common::no_controllers;
 
 /// Two hosts, VMs a0, a1 on A and b0, b1 on B; `workloads` is the JSON array.
 fn scenario(workloads: &str) -> Scenario {

@@ -6,12 +6,8 @@
 
 use ibcloud_host::{Scenario, World};
 
-fn no_controllers(
-    _: &ibcloud_host::scenario::ControllerOptions,
-    _: &[String],
-) -> Result<Box<dyn ibcloud_host::HostController>, String> {
-    Err("no controllers here".into())
-}
+mod common;
+use common::no_controllers;
 
 pub fn one_stream(size: &str, iterations: u64, depth: u32) -> ibcloud_host::RunResult {
     let json = format!(

@@ -4,22 +4,10 @@
 //! latency distribution "close": mean, median and 90th percentile each
 //! within 10 %.
 
-use ibcloud_host::{RunResult, Scenario, World};
+use ibcloud_host::{RunResult, Scenario};
 
-fn no_controllers(
-    _: &ibcloud_host::scenario::ControllerOptions,
-    _: &[String],
-) -> Result<Box<dyn ibcloud_host::HostController>, String> {
-    Err("no controllers here".into())
-}
-
-fn run(json: &str) -> RunResult {
-    let sc = Scenario::from_json(json).unwrap();
-    World::new(&sc, &no_controllers)
-        .unwrap()
-        .run(&mut |_, _| {})
-        .unwrap()
-}
+mod common;
+use common::run;
 
 /// A bulk 2 MB RDMA Write stream (`mode`) beside a packet-level workload
 /// (`other`, on the same host, to another peer) for `dur`.

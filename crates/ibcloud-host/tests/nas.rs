@@ -2,22 +2,10 @@
 //! skeleton kind, the standalone calibration rows of F Tables 1–2, and bad
 //! input.
 
-use ibcloud_host::{RunResult, Scenario, World};
+use ibcloud_host::{RunResult, Scenario};
 
-fn no_controllers(
-    _: &ibcloud_host::scenario::ControllerOptions,
-    _: &[String],
-) -> Result<Box<dyn ibcloud_host::HostController>, String> {
-    Err("no controllers here".into())
-}
-
-fn run(json: &str) -> RunResult {
-    let sc = Scenario::from_json(json).unwrap();
-    World::new(&sc, &no_controllers)
-        .unwrap()
-        .run(&mut |_, _| {})
-        .unwrap()
-}
+mod common;
+use common::run;
 
 /// One benchmark on 4 ranks, two per host (ranks 0, 1 on A; 2, 3 on B),
 /// alone; `extra` adds keys to the workload.
