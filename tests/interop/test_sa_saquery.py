@@ -41,7 +41,7 @@ def test_saquery_gets_the_same_records_from_ibcloud_as_from_opensm(tmp_path: Pat
     assert set(s["known"]) <= {
         "SA ClassPortInfo.Capability mask", "SA ClassPortInfo.Capability mask 2", "SMInfoRecord.ActCount",
         "SwitchInfoRecord.LifeTimeValue/PortStateChange/OpSL2VL", "SwitchInfoRecord.MulticastFDBTop",
-        "PortInfoRecord.GidPrefix", "PortInfoRecord.HoqLife", "LFT Record._extra", "MCMember Record._extra",
+        "PortInfoRecord.GidPrefix", "PortInfoRecord.HoqLife", "PortInfoRecord.LocalPort", "LFT Record._extra", "MCMember Record._extra",
         "PortInfoRecord(unconnected switch port)",
     }, s["known"]
 
