@@ -90,3 +90,51 @@ fn bad_vcpu_input_is_refused_with_its_place() {
     assert_eq!(p, "vms[2].name");
     assert!(m.contains("vCPU 1 of VM 'db'"), "{m}");
 }
+
+/// Every combination of a grid of `vcpus`, `vcpu`, `peer-vcpu` and `cap`
+/// (valid and not): accepted exactly when each is in range, otherwise
+/// refused naming the first bad key; never a panic.
+#[test]
+fn the_vcpu_keys_are_checked_over_a_grid() {
+    for vcpus in [0usize, 1, 2, 3, 64, 65] {
+        for vcpu in [0usize, 1, 2, 64] {
+            for peer_vcpu in [0usize, 1] {
+                for cap in [
+                    None,
+                    Some(-5.0),
+                    Some(0.0),
+                    Some(50.0),
+                    Some(100.0),
+                    Some(200.0),
+                    Some(6400.5),
+                ] {
+                    let cap_json = cap.map(|c| format!(r#", "cap": {c}"#)).unwrap_or_default();
+                    let json = format!(
+                        r#"{{"duration": "1ms", "hosts": [{{"name": "A"}}, {{"name": "B"}}],
+                        "vms": [{{"name": "v", "host": "A", "vcpus": {vcpus} {cap_json}}}, {{"name": "p", "host": "B"}}],
+                        "workloads": [{{"kind": "rdma-write", "vm": "v", "vcpu": {vcpu}, "peer": "p",
+                                        "peer-vcpu": {peer_vcpu}}}]}}"#
+                    );
+                    let (path, _) = problem(&json);
+                    let vcpus_ok = (1..=64).contains(&vcpus);
+                    let cap_ok = cap.is_none_or(|c| c > 0.0 && c <= 100.0 * vcpus as f64);
+                    let want = if !vcpus_ok {
+                        "vms[0].vcpus"
+                    } else if !cap_ok {
+                        "vms[0].cap"
+                    } else if vcpu >= vcpus {
+                        "workloads[0].vcpu"
+                    } else if peer_vcpu >= 1 {
+                        "workloads[0].peer-vcpu"
+                    } else {
+                        ""
+                    };
+                    assert_eq!(
+                        path, want,
+                        "vcpus {vcpus} vcpu {vcpu} peer {peer_vcpu} cap {cap:?}"
+                    );
+                }
+            }
+        }
+    }
+}
