@@ -769,13 +769,27 @@ mod tests {
         assert!(s.set_cap(0, d, 201).is_err());
     }
 
-    /// Hand-worked: 2 PCPUs; domain A's vCPUs a0 (home PCPU 0) and a1 (1),
-    /// domain B's b (home 0: round robin). All wake at 0 with BOOST: a0 runs
+    /// Hand-worked work stealing with a multi-vCPU domain. First, both vCPUs
+    /// of one domain start on PCPU 0: the second, queued behind the first,
+    /// is tickled onto the idle PCPU 1 at once. Then 2 PCPUs; domain A's
+    /// vCPUs a0 (home PCPU 0) and a1 (1), domain B's b (home 0: round robin). All wake at 0 with BOOST: a0 runs
     /// on 0, a1 on 1, b waits on 0 (no PCPU is idle, BOOST does not preempt
     /// BOOST). a1 blocks at 5 ms: PCPU 1 is idle, finds nothing local and
     /// steals b from PCPU 0.
     #[test]
     fn idle_pcpu_steals_a_vcpu_of_another_domain() {
+        let mut s = Credit1::new(2, Credit1Config::default());
+        s.enable_trace();
+        let d = s.add_domain();
+        let (d0, d1) = (s.add_vcpu(d, None), s.add_vcpu(d, None));
+        s.vcpus[d1].pcpu = 0;
+        s.wake(0, d0);
+        s.wake(0, d1);
+        let t: Vec<_> = s.trace().iter().map(|x| (x.time, x.pcpu, x.vcpu)).collect();
+        assert_eq!(t, vec![(0, 0, Some(d0)), (0, 1, Some(d1))]);
+        drive(&mut s, 90 * MS);
+        assert_eq!(s.runtime(d0, 90 * MS) + s.runtime(d1, 90 * MS), 180 * MS);
+
         let mut s = Credit1::new(2, Credit1Config::default());
         s.enable_trace();
         let (a, b) = (s.add_domain(), s.add_domain());
