@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional
 
 from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
+from ibcloud.cli._args import integer
 from ibcloud.host import run as run_scenario
 from ibcloud.host.ibmon import checks_of, write_summary
 
@@ -512,8 +513,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "two ranks per host, the calibration placement; the others are printed beside)")
     parser.add_argument("--full", action="store_true",
                         help="add Fig. 11 at the thesis's size (10,000 × 2 MB against 10,000 and 160,000 × 128 KB, "
-                             "packet level, both arbitrations; F11-full; a few minutes per core)")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                             "packet level, both arbitrations; F11-full; ~80 s of CPU more)")
+    parser.add_argument("--threads", type=integer(1), default=None, metavar="N",
                         help="scenarios run at once (default: every CPU; results do not depend on it)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--out", default=None, help="write summary.json (rows and the scoreboard) into this folder")
@@ -534,10 +535,8 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.phases < 1:
         raise ValueError("--phases must be at least 1")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError("--workers must be at least 1")
     s = reproduce(args.phases, args.mb_requests, not args.no_fig12, not args.no_fig13, not args.no_nas,
-                  args.nas_placement, args.full, args.workers)
+                  args.nas_placement, args.full, args.threads)
     if args.out:
         write_summary(s, args.out)
     if args.json:
