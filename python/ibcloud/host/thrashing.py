@@ -67,7 +67,8 @@ def _run_all(scenarios: List[Dict[str, Any]], workers: Optional[int] = None) -> 
     >>> [r.events for r in _run_all([sc, sc], 2)] == [r.events for r in _run_all([sc, sc], 1)]
     True
     """
-    n = max(1, min(len(scenarios), workers or os.cpu_count() or 1))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = max(1, min(len(scenarios), workers or cpus))
     if n == 1:
         return [run_scenario(sc) for sc in scenarios]
     with ThreadPoolExecutor(max_workers=n) as pool:
