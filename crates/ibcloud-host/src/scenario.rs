@@ -99,7 +99,14 @@ pub struct FabricOptions {
     /// `ibcloud topo` preset): host *i* is the fabric's *i*-th HCA port, and
     /// `link` is ignored (the preset's rates apply). Default none.
     pub preset: Option<String>,
-    /// Routing engine for `preset`. Default `ftree`.
+    /// A fabric file instead of one switch: ibnetdiscover output, an ibsim
+    /// net file or ibcloud's native format (the format is recognised from
+    /// the name or the contents, as `ibcloud sim` does). Host *i* is the
+    /// fabric's *i*-th HCA port; the file's LIDs are kept (OpenSM's
+    /// assignment when it has none); `link` is ignored. A relative path is
+    /// relative to the scenario file (the Python front end resolves it).
+    pub file: Option<String>,
+    /// Routing engine for `preset` and `file`. Default `ftree`.
     pub route: String,
     /// How fluid flows share links (`fluid.rs`): `arbitration` (default; as
     /// the HCA and the switch arbitrate) or `max-min` (per flow).
@@ -115,6 +122,7 @@ impl Default for FabricOptions {
             link_delay: "20ns".into(),
             switch_latency: "100ns".into(),
             preset: None,
+            file: None,
             route: "ftree".into(),
             fluid_share: "arbitration".into(),
         }
@@ -219,7 +227,9 @@ fn zero() -> String {
     "0ms".into()
 }
 
-/// One VM (one vCPU).
+/// One VM: a scheduler domain (Xen) or cgroup (CFS) with `vcpus` vCPUs.
+/// Each vCPU runs at most one program (a workload's `vcpu` / `peer-vcpu`)
+/// with its own CQ ring; outputs name vCPU *k* > 0 `name/k`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct VmOptions {
@@ -227,11 +237,15 @@ pub struct VmOptions {
     pub name: String,
     /// Host name.
     pub host: String,
-    /// PCPUs the vCPU may run on (default: any).
+    /// Virtual CPUs, 1-64. Default 1.
+    #[serde(default = "one_vcpu")]
+    pub vcpus: usize,
+    /// PCPUs every vCPU of the VM may run on (Xen's `cpus =`; default: any).
     #[serde(default)]
     pub pin: Option<Vec<usize>>,
-    /// CPU cap in % of one PCPU, 0 < cap ≤ 100 (credit1 cap; CFS quota =
-    /// cap × period). Default uncapped.
+    /// CPU cap of the whole VM in % of one PCPU, 0 < cap ≤ 100 × vcpus
+    /// (credit1 domain cap; CFS quota = cap × period for the VM's cgroup).
+    /// Default uncapped.
     #[serde(default)]
     pub cap: Option<f64>,
     /// Credit1 weight / CFS shares. Default 256 / 1024.
@@ -257,6 +271,28 @@ pub struct VmOptions {
 fn default_cq() -> usize {
     1024
 }
+fn one_vcpu() -> usize {
+    1
+}
+
+/// Most vCPUs a VM may have (Xen 3.x's `MAX_VIRT_CPUS` on x86 was 32; 64
+/// leaves room for later hypervisors).
+pub const MAX_VCPUS: usize = 64;
+
+/// The name outputs give vCPU `k` of VM `vm`: the VM's own name for vCPU 0,
+/// `vm/k` for the others.
+///
+/// ```
+/// assert_eq!(ibcloud_host::scenario::vcpu_name("db", 0), "db");
+/// assert_eq!(ibcloud_host::scenario::vcpu_name("db", 2), "db/2");
+/// ```
+pub fn vcpu_name(vm: &str, k: usize) -> String {
+    if k == 0 {
+        vm.to_string()
+    } else {
+        format!("{vm}/{k}")
+    }
+}
 fn default_post() -> String {
     "1us".into()
 }
@@ -279,6 +315,14 @@ pub struct WorkloadOptions {
     /// first of `ranks`).
     #[serde(default)]
     pub vm: String,
+    /// The vCPU of `vm` that runs the program (0 to its `vcpus` − 1).
+    /// Default 0.
+    #[serde(default)]
+    pub vcpu: Option<usize>,
+    /// The vCPU of `peer` that runs the serving or receiving program, and
+    /// whose CQ gets the peer's completions. Default 0.
+    #[serde(default)]
+    pub peer_vcpu: Option<usize>,
     /// The peer VM (responder, receiver or Nectere server); on the same host
     /// the messages go through the adapter's loopback (`dma-mbps`). Not for
     /// `nas`.
@@ -628,6 +672,9 @@ impl Scenario {
                 ),
             );
         }
+        if self.fabric.preset.is_some() && self.fabric.file.is_some() {
+            return err("fabric.file", "give either preset or file");
+        }
         dur("fabric.link-delay", &self.fabric.link_delay)?;
         dur("fabric.switch-latency", &self.fabric.switch_latency)?;
         if self.hosts.len() < 2 {
@@ -728,9 +775,23 @@ impl Scenario {
                     );
                 }
             }
+            if v.vcpus == 0 || v.vcpus > MAX_VCPUS {
+                return err(
+                    format!("{p}.vcpus"),
+                    format!("{} vCPUs: a VM has 1-{MAX_VCPUS}", v.vcpus),
+                );
+            }
             if let Some(c) = v.cap {
-                if !(c.is_finite() && c > 0.0 && c <= 100.0) {
-                    return err(format!("{p}.cap"), format!("cap {c} is not in (0, 100] %"));
+                let max = 100.0 * v.vcpus as f64;
+                if !(c.is_finite() && c > 0.0 && c <= max) {
+                    return err(
+                        format!("{p}.cap"),
+                        format!(
+                            "cap {c} is not in (0, {max}] % (100 % per vCPU, {} vCPU{})",
+                            v.vcpus,
+                            if v.vcpus == 1 { "" } else { "s" }
+                        ),
+                    );
                 }
             }
             if let Some(w) = v.weight {
@@ -750,10 +811,10 @@ impl Scenario {
             };
             if let Some(q) = &v.quota {
                 let q = dur(&format!("{p}.quota"), q)?;
-                if q == 0 || q > period {
+                if q == 0 || q > period.saturating_mul(v.vcpus as Time) {
                     return err(
                         format!("{p}.quota"),
-                        "must be positive and at most the period",
+                        "must be positive and at most the period × vcpus",
                     );
                 }
             }
@@ -763,7 +824,21 @@ impl Scenario {
             dur(&format!("{p}.post-cost"), &v.post_cost)?;
             dur(&format!("{p}.poll-cost"), &v.poll_cost)?;
         }
-        let mut cq_use: HashMap<&str, u64> = HashMap::new();
+        for (i, v) in self.vms.iter().enumerate() {
+            // Outputs name vCPU k > 0 `name/k`: no other VM may be called that.
+            for k in 1..v.vcpus {
+                if let Some(&j) = vms.get(vcpu_name(&v.name, k).as_str()) {
+                    return err(
+                        format!("vms[{j}].name"),
+                        format!(
+                            "'{}' is the name of vCPU {k} of VM '{}' (vms[{i}])",
+                            self.vms[j].name, v.name
+                        ),
+                    );
+                }
+            }
+        }
+        let mut cq_use: HashMap<String, u64> = HashMap::new();
         for (i, w) in self.workloads.iter().enumerate() {
             let p = format!("workloads[{i}]");
             if ![
@@ -803,6 +878,21 @@ impl Scenario {
             };
             if a == b {
                 return err(format!("{p}.peer"), "a VM cannot be its own peer");
+            }
+            let (ka, kb) = (w.vcpu.unwrap_or(0), w.peer_vcpu.unwrap_or(0));
+            for (key, k, vm) in [("vcpu", ka, a), ("peer-vcpu", kb, b)] {
+                let n = self.vms[vm].vcpus;
+                if k >= n {
+                    return err(
+                        format!("{p}.{key}"),
+                        format!(
+                            "VM '{}' has {n} vCPU{} (0-{}), not vCPU {k}",
+                            self.vms[vm].name,
+                            if n == 1 { "" } else { "s" },
+                            n - 1
+                        ),
+                    );
+                }
             }
             if skeleton(&w.kind).is_none()
                 && (w.messages.is_some() || w.compute_before.is_some() || w.compute_after.is_some())
@@ -856,15 +946,17 @@ impl Scenario {
             if depth == 0 {
                 return err(format!("{p}.depth"), "must be at least 1");
             }
-            for (name, vm) in [(&w.vm, a), (&w.peer, b)] {
-                let e = cq_use.entry(name.as_str()).or_default();
+            for (name, vm, k) in [(&w.vm, a, ka), (&w.peer, b, kb)] {
+                // One CQ per vCPU.
+                let who = vcpu_name(name, k);
+                let e = cq_use.entry(who.clone()).or_default();
                 *e += 2 * depth as u64;
                 if *e > self.vms[vm].cq_entries as u64 {
                     return err(
                         format!("{p}.depth"),
                         format!(
                             "VM '{}' has a CQ of {} entries, smaller than the {} completions its workloads can have outstanding (2 × depth per workload)",
-                            name, self.vms[vm].cq_entries, e
+                            who, self.vms[vm].cq_entries, e
                         ),
                     );
                 }
@@ -962,12 +1054,12 @@ impl Scenario {
     }
 
     /// The checks of a `nas` workload.
-    fn validate_nas<'a>(
-        &'a self,
+    fn validate_nas(
+        &self,
         p: &str,
-        w: &'a WorkloadOptions,
+        w: &WorkloadOptions,
         vms: &HashMap<&str, usize>,
-        cq_use: &mut HashMap<&'a str, u64>,
+        cq_use: &mut HashMap<String, u64>,
     ) -> Result<(), ScenarioError> {
         let Some(b) = w.benchmark.as_deref() else {
             return err(
@@ -1028,11 +1120,12 @@ impl Scenario {
             ("stop", w.stop.is_some()),
             ("sizes", w.sizes.is_some() || w.per_size.is_some()),
             ("io-ratio", w.io_ratio.is_some()),
+            ("vcpu", w.vcpu.is_some() || w.peer_vcpu.is_some()),
         ] {
             if bad {
                 return err(
                     format!("{p}.{key}"),
-                    "not a nas key (nas takes benchmark, ranks, iterations = supersteps, compute per superstep, depth, start, setup-cpu, mode)",
+                    "not a nas key (nas takes benchmark, ranks, iterations = supersteps, compute per superstep, depth, start, setup-cpu, mode; every rank runs on vCPU 0 of its VM)",
                 );
             }
         }
@@ -1072,7 +1165,7 @@ impl Scenario {
         for (r, name) in ranks.iter().enumerate() {
             // Sends of one superstep plus the receives posted for it.
             let per = 2 * (pat.peers[r].len() * pat.messages.len()) as u64;
-            let e = cq_use.entry(name.as_str()).or_default();
+            let e = cq_use.entry(name.clone()).or_default();
             *e += per;
             let cq = self.vms[vms[name.as_str()]].cq_entries as u64;
             if *e > cq {

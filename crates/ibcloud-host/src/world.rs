@@ -152,10 +152,14 @@ pub struct VmStats {
     pub last_cqe: Time,
 }
 
+/// One vCPU of a VM and the program it runs (a VM with `vcpus = N` is N of
+/// these, contiguous, sharing the scheduler domain `dom`).
 #[derive(Debug)]
 struct Vm {
     name: String,
     host: usize,
+    /// The scheduler domain (Xen) / cgroup (CFS) of the whole VM.
+    dom: usize,
     vcpu: usize,
     cq: CqRing,
     post_cost: Time,
@@ -289,19 +293,51 @@ fn build_fabric(sc: &Scenario) -> Result<(ibcloud_fabric::Fabric, ForwardingTabl
             problem: e,
         })
     };
-    if let Some(name) = &sc.fabric.preset {
-        let mut f = ibcloud_fabric::generate::preset(name)
-            .map_err(|e| bad("fabric.preset", e.to_string()))?
-            .build()
-            .map_err(|e| bad("fabric.preset", e.to_string()))?;
-        ibcloud_fabric::lids::assign_lids(&mut f, &Default::default())
-            .map_err(|e| bad("fabric.preset", e.to_string()))?;
-        let cas = f.nodes().iter().filter(|n| n.kind == NodeKind::Ca).count();
+    let given = match (&sc.fabric.preset, &sc.fabric.file) {
+        (Some(name), _) => {
+            let mut f = ibcloud_fabric::generate::preset(name)
+                .map_err(|e| bad("fabric.preset", e.to_string()))?
+                .build()
+                .map_err(|e| bad("fabric.preset", e.to_string()))?;
+            ibcloud_fabric::lids::assign_lids(&mut f, &Default::default())
+                .map_err(|e| bad("fabric.preset", e.to_string()))?;
+            Some((f, format!("preset '{name}'")))
+        }
+        (None, Some(path)) => {
+            let mut f = ibcloud_fabric::formats::read_fabric(std::path::Path::new(path), None)
+                .map_err(|e| bad("fabric.file", e.to_string()))?;
+            if f.max_lid() == 0 {
+                // No LIDs in the file (an ibsim net file): as OpenSM would.
+                ibcloud_fabric::lids::assign_lids(&mut f, &Default::default())
+                    .map_err(|e| bad("fabric.file", e.to_string()))?;
+            }
+            Some((f, format!("fabric file '{path}'")))
+        }
+        (None, None) => None,
+    };
+    if let Some((f, what)) = given {
+        // Host i is the i-th HCA port with a cable and a LID (netsim's
+        // endpoint order).
+        let cas = f
+            .iter_nodes()
+            .map(|(id, n)| {
+                f.ports(id)
+                    .iter()
+                    .enumerate()
+                    .filter(|(p, port)| {
+                        *p > 0
+                            && n.kind == NodeKind::Ca
+                            && port.remote.is_some()
+                            && port.lid.is_set()
+                    })
+                    .count()
+            })
+            .sum::<usize>();
         if cas < sc.hosts.len() {
             return Err(bad(
                 "hosts",
                 format!(
-                    "{} hosts but preset '{name}' has {cas} HCAs",
+                    "{} hosts but {what} has {cas} connected HCA ports with LIDs",
                     sc.hosts.len()
                 ),
             ));
@@ -476,12 +512,6 @@ impl World {
             .enumerate()
             .map(|(i, h)| (h.name.as_str(), i))
             .collect();
-        let vm_index: HashMap<String, usize> = sc
-            .vms
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (v.name.clone(), i))
-            .collect();
 
         // Hosts and their schedulers.
         let mut hosts: Vec<Host> = sc
@@ -520,8 +550,6 @@ impl World {
             let h = hidx[v.host.as_str()];
             let host = &mut hosts[h];
             let dom = host.sched.add_domain();
-            let vcpu = host.sched.add_vcpu(dom, v.pin.clone());
-            debug_assert_eq!(dom, vcpu);
             if let Some(w) = v.weight {
                 host.sched
                     .set_weight(0, dom, w as u32)
@@ -530,6 +558,11 @@ impl World {
                         problem: e.to_string(),
                     })?;
             }
+            // The domain's vCPUs exist before its cap is set (Xen bounds a
+            // cap by 100 % per vCPU).
+            let vcpus: Vec<usize> = (0..v.vcpus)
+                .map(|_| host.sched.add_vcpu(dom, v.pin.clone()))
+                .collect();
             let mut cap = 0;
             if let Some(c) = v.cap {
                 cap = c.round().max(1.0) as u32;
@@ -551,27 +584,39 @@ impl World {
                         problem: e.to_string(),
                     })?;
             }
-            host.vms.push(i);
-            vms.push(Vm {
-                name: v.name.clone(),
-                host: h,
-                vcpu,
-                cq: CqRing::new(v.cq_entries),
-                post_cost: d(&v.post_cost),
-                poll_cost: d(&v.poll_cost),
-                prog: None,
-                exec: Exec::NotStarted,
-                running: false,
-                run_start: 0,
-                gen: 0,
-                stall: 0,
-                stats: VmStats::default(),
-                log: ProgramLog::default(),
-                workload: None,
-                cap,
-                setup_cpu: 0,
-            });
+            for (k, vcpu) in vcpus.into_iter().enumerate() {
+                host.vms.push(vms.len());
+                vms.push(Vm {
+                    name: crate::scenario::vcpu_name(&v.name, k),
+                    host: h,
+                    dom,
+                    vcpu,
+                    cq: CqRing::new(v.cq_entries),
+                    post_cost: d(&v.post_cost),
+                    poll_cost: d(&v.poll_cost),
+                    prog: None,
+                    exec: Exec::NotStarted,
+                    running: false,
+                    run_start: 0,
+                    gen: 0,
+                    stall: 0,
+                    stats: VmStats::default(),
+                    log: ProgramLog::default(),
+                    workload: None,
+                    cap,
+                    setup_cpu: 0,
+                });
+            }
         }
+        // Every vCPU by its output name (`vm`, `vm/1`, …).
+        let vm_index: HashMap<String, usize> = vms
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.clone(), i))
+            .collect();
+        let entry = |vm: &str, k: Option<usize>| -> usize {
+            vm_index[&crate::scenario::vcpu_name(vm, k.unwrap_or(0))]
+        };
 
         // QPs and netsim flows.
         let per_message: Vec<bool> = sc
@@ -609,7 +654,7 @@ impl World {
             let (a, bv) = if w.kind == "nas" {
                 (0, 0)
             } else {
-                (vm_index[&w.vm], vm_index[&w.peer])
+                (entry(&w.vm, w.vcpu), entry(&w.peer, w.peer_vcpu))
             };
             let (ha, hb) = (vms[a].host, vms[bv].host);
             let qa = qps.len();
@@ -671,7 +716,7 @@ impl World {
                         return Err(ScenarioError {
                             path: format!("workloads[{wi}].ranks"),
                             problem: format!(
-                                "VM '{}' already runs a program (one per VM)",
+                                "VM '{}' already runs a program (one per vCPU: give the VM more `vcpus` and the workloads a `vcpu`)",
                                 vms[vm].name
                             ),
                         }
@@ -828,7 +873,7 @@ impl World {
                         return Err(ScenarioError {
                             path: format!("workloads[{wi}].{path}"),
                             problem: format!(
-                                "VM '{}' already runs a program (one per VM)",
+                                "VM '{}' already runs a program (one per vCPU: give the VM more `vcpus` and the workloads a `vcpu`)",
                                 vms[vm].name
                             ),
                         }
@@ -964,7 +1009,9 @@ impl World {
             if wl.kind == "nas" {
                 involved.extend(wl.ranks.iter().flatten().map(|r| w.vm_index[r]));
             } else {
-                involved.push(w.vm_index[&wl.peer]);
+                involved.push(
+                    w.vm_index[&crate::scenario::vcpu_name(&wl.peer, wl.peer_vcpu.unwrap_or(0))],
+                );
             }
             for vm in involved {
                 if w.vms[vm].prog.is_some() && w.vms[vm].exec == Exec::NotStarted {
@@ -1211,11 +1258,20 @@ impl World {
         let now = self.now;
         let Some(vm) = a.vm() else { return };
         let h = self.vms[vm].host;
-        let v = self.vms[vm].vcpu;
+        // Caps, weights and quotas act on the whole VM (its domain / cgroup),
+        // whichever of its vCPUs the controller named.
+        let v = self.vms[vm].dom;
         let res = match a {
             Actuation::SetCap { cap, .. } => {
-                self.vms[vm].cap = cap;
-                self.hosts[h].sched.set_cap(now, v, cap)
+                let r = self.hosts[h].sched.set_cap(now, v, cap);
+                if r.is_ok() {
+                    for &e in &self.hosts[h].vms {
+                        if self.vms[e].dom == v {
+                            self.vms[e].cap = cap;
+                        }
+                    }
+                }
+                r
             }
             Actuation::SetWeight { weight, .. } => self.hosts[h].sched.set_weight(now, v, weight),
             Actuation::SetQuota { quota, period, .. } => {

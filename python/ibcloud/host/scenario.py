@@ -133,7 +133,12 @@ class Scenario:
         '50ms'
         """
         p = Path(path)
-        return cls.from_text(p.read_text(), str(p))
+        sc = cls.from_text(p.read_text(), str(p))
+        fabric = sc.data.get("fabric")
+        if isinstance(fabric, dict) and isinstance(fabric.get("file"), str):
+            # A fabric file is named relative to the scenario file.
+            fabric["file"] = str((p.parent / fabric["file"]).resolve())
+        return sc
 
     @classmethod
     def from_text(cls, text: str, source: str = "<scenario>") -> "Scenario":

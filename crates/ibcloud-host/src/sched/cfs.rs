@@ -214,22 +214,59 @@ impl Cfs {
     }
 
     fn run_pending(&mut self, now: Time) {
-        for p in 0..self.pcpus.len() {
-            if self.pcpus[p].resched {
-                self.schedule(p, now);
-            }
+        // Throttling a group while scheduling one PCPU reschedules the
+        // others running its vCPUs: loop until quiet.
+        for _ in 0..4 * self.pcpus.len() + 4 {
+            let Some(p) = self.pcpus.iter().position(|p| p.resched) else {
+                return;
+            };
+            self.schedule(p, now);
         }
     }
 
-    /// When the running vCPU of `p` exhausts its group's runtime.
-    fn throttle_at(&self, p: usize) -> Time {
-        let Some(v) = self.pcpus[p].current else {
+    /// When the vCPUs of group `g` that run now exhaust its runtime
+    /// together: with `k` of them running since `s_i` (not yet charged),
+    /// Σ (t − s_i) = runtime_left.
+    fn group_throttle_at(&self, g: usize) -> Time {
+        let grp = &self.groups[g];
+        if grp.quota.is_none() || grp.throttled {
             return Time::MAX;
-        };
-        let g = &self.groups[self.vcpus[v].group];
-        match g.quota {
-            Some(_) => self.pcpus[p].since + g.runtime_left,
+        }
+        let (mut k, mut since) = (0u128, 0u128);
+        for &v in &grp.vcpus {
+            let p = self.vcpus[v].pcpu;
+            if self.pcpus[p].current == Some(v) {
+                k += 1;
+                since += self.pcpus[p].since as u128;
+            }
+        }
+        if k == 0 {
+            return Time::MAX;
+        }
+        (grp.runtime_left as u128 + since).div_ceil(k) as Time
+    }
+
+    /// When the running vCPU of `p` is throttled (its group's runtime
+    /// runs out, shared with the group's other running vCPUs).
+    fn throttle_at(&self, p: usize) -> Time {
+        match self.pcpus[p].current {
+            Some(v) => self.group_throttle_at(self.vcpus[v].group),
             None => Time::MAX,
+        }
+    }
+
+    /// Charges every running vCPU of each group whose runtime ran out by
+    /// `now` (which throttles it and reschedules their PCPUs).
+    fn charge_exhausted(&mut self, now: Time) {
+        for g in 0..self.groups.len() {
+            if self.group_throttle_at(g) <= now {
+                for v in self.groups[g].vcpus.clone() {
+                    let p = self.vcpus[v].pcpu;
+                    if self.pcpus[p].current == Some(v) {
+                        self.update_curr(p, now);
+                    }
+                }
+            }
         }
     }
 }
@@ -305,8 +342,9 @@ impl CpuScheduler for Cfs {
     }
     fn poll(&mut self, now: Time) {
         self.refill(now);
+        self.charge_exhausted(now);
         for p in 0..self.pcpus.len() {
-            if self.pcpus[p].slice_end <= now || self.throttle_at(p) <= now {
+            if self.pcpus[p].slice_end <= now {
                 self.pcpus[p].resched = true;
             }
         }
@@ -333,12 +371,18 @@ impl CpuScheduler for Cfs {
         self.clock.read(v, now)
     }
     fn set_cap(&mut self, now: Time, domain: usize, cap: u32) -> Result<(), SchedError> {
-        // A Xen-style cap maps to quota = cap % of the period (cap 0 = none).
-        let period = self
+        // A Xen-style cap maps to quota = cap % of the period (cap 0 = none),
+        // at most 100 % per vCPU of the group.
+        let g = self
             .groups
             .get(domain)
-            .ok_or(SchedError::UnknownDomain(domain))?
-            .period;
+            .ok_or(SchedError::UnknownDomain(domain))?;
+        if cap > 100 * g.vcpus.len().max(1) as u32 {
+            return Err(SchedError::Range(format!(
+                "cap {cap} % exceeds 100 % per vCPU"
+            )));
+        }
+        let period = g.period;
         let quota = (cap > 0).then(|| period / 100 * cap as Time);
         self.set_quota(now, domain, quota, period)
     }
@@ -457,5 +501,51 @@ mod tests {
         drive(&mut s, 900 * MS);
         let ra = s.runtime(va, 900 * MS) as f64;
         assert!((ra / (900.0 * MS as f64) - 2.0 / 3.0).abs() < 0.01);
+    }
+    /// Hand-worked trace: one cgroup with two busy vCPUs pinned to PCPUs 0
+    /// and 1, quota 100 ms per 100 ms (cap 100). The quota is the group's:
+    /// together they drain it at 2 ms per ms, so both are throttled at 50 ms
+    /// until the refill at 100 ms; run 100–150, 200–250 ms. Together: one
+    /// PCPU's worth.
+    #[test]
+    fn two_vcpu_group_shares_its_quota() {
+        let mut s = Cfs::new(2, CfsConfig::default());
+        s.enable_trace();
+        let g = s.add_domain();
+        let v0 = s.add_vcpu(g, Some(vec![0]));
+        let v1 = s.add_vcpu(g, Some(vec![1]));
+        s.set_cap(0, g, 100).unwrap();
+        s.wake(0, v0);
+        s.wake(0, v1);
+        drive(&mut s, 260 * MS);
+        let t: Vec<_> = s
+            .trace()
+            .iter()
+            .map(|x| (x.time / MS, x.pcpu, x.vcpu))
+            .collect();
+        assert_eq!(
+            t,
+            vec![
+                (0, 0, Some(v0)),
+                (0, 1, Some(v1)),
+                (50, 0, None),
+                (50, 1, None),
+                (100, 0, Some(v0)),
+                (100, 1, Some(v1)),
+                (150, 0, None),
+                (150, 1, None),
+                (200, 0, Some(v0)),
+                (200, 1, Some(v1)),
+                (250, 0, None),
+                (250, 1, None)
+            ]
+        );
+        assert_eq!(s.runtime(v0, 260 * MS) + s.runtime(v1, 260 * MS), 300 * MS);
+        // One vCPU busy: it alone may use the whole quota (one PCPU).
+        s.block(260 * MS, v1);
+        drive(&mut s, 400 * MS);
+        assert_eq!(s.runtime(v0, 400 * MS), 150 * MS + 100 * MS);
+        assert!(s.set_cap(400 * MS, g, 200).is_ok());
+        assert!(s.set_cap(400 * MS, g, 201).is_err());
     }
 }

@@ -595,19 +595,21 @@ mod tests {
     use super::*;
 
     fn runs(s: &Credit1, v: usize, until: Time) -> Vec<(Time, Time)> {
-        // Intervals during which v ran, from the trace.
+        // Intervals during which v ran, from the trace: from a switch to v
+        // on a PCPU to the next switch on that PCPU.
         let mut out = Vec::new();
-        let mut start = None;
+        let mut start: Option<(Time, usize)> = None;
         for sw in s.trace() {
-            if sw.vcpu == Some(v) && start.is_none() {
-                start = Some(sw.time);
-            } else if sw.vcpu != Some(v) {
-                if let Some(st) = start.take() {
+            match start {
+                None if sw.vcpu == Some(v) => start = Some((sw.time, sw.pcpu)),
+                Some((st, p)) if sw.pcpu == p && sw.vcpu != Some(v) => {
                     out.push((st, sw.time));
+                    start = None;
                 }
+                _ => {}
             }
         }
-        if let Some(st) = start {
+        if let Some((st, _)) = start {
             out.push((st, until));
         }
         out
@@ -728,5 +730,95 @@ mod tests {
         let rb = s.runtime(vb, 3000 * MS) as f64;
         let share = ra / (ra + rb);
         assert!((share - 2.0 / 3.0).abs() < 0.04, "share {share}");
+    }
+    /// Hand-worked trace: one domain with two busy vCPUs (PCPUs 0 and 1 of
+    /// 4), capped at 100 %, tick sampling, initial credit 0. The cap is the
+    /// domain's: each accounting gives the domain 300 credits, the lesser of
+    /// 2 × 300 and ⌈100·300/100⌉, so 150 per vCPU, and parks a vCPU below
+    /// −⌈300/2⌉ = −150. Each vCPU pays 100 per tick, so both follow the 50 %
+    /// trace above: credit −150 at 30 ms (−300 plus 150; not parked), −300
+    /// at 60 ms (parked), −150 at 90 ms, 0 at 120 ms (unparked); they run
+    /// 0–60, 120–180, 240–300 ms. Together: one PCPU's worth.
+    #[test]
+    fn two_vcpu_domain_capped_at_100_gets_one_pcpu() {
+        let mut s = Credit1::new(4, Credit1Config::default());
+        s.enable_trace();
+        let d = s.add_domain();
+        let (v0, v1) = (s.add_vcpu(d, None), s.add_vcpu(d, None));
+        s.set_cap(0, d, 100).unwrap();
+        s.wake(0, v0);
+        s.wake(0, v1);
+        assert_eq!((s.current(0), s.current(1)), (Some(v0), Some(v1)));
+        drive(&mut s, 30 * MS);
+        assert_eq!((s.credit(v0), s.credit(v1)), (-150, -150));
+        assert!(!s.parked(v0) && !s.parked(v1));
+        drive(&mut s, 60 * MS);
+        assert!(s.parked(v0) && s.parked(v1));
+        assert_eq!(s.credit(v0), -300);
+        drive(&mut s, 120 * MS);
+        assert!(!s.parked(v0) && !s.parked(v1));
+        drive(&mut s, 300 * MS);
+        let want = vec![(0, 60 * MS), (120 * MS, 180 * MS), (240 * MS, 300 * MS)];
+        assert_eq!(runs(&s, v0, 300 * MS), want);
+        assert_eq!(runs(&s, v1, 300 * MS), want);
+        drive(&mut s, 1200 * MS);
+        let total = s.runtime(v0, 1200 * MS) + s.runtime(v1, 1200 * MS);
+        assert_eq!(total, 1200 * MS); // one PCPU in total
+                                      // A cap is bounded by 100 % per vCPU of the domain.
+        assert!(s.set_cap(0, d, 200).is_ok());
+        assert!(s.set_cap(0, d, 201).is_err());
+    }
+
+    /// Hand-worked work stealing with a multi-vCPU domain. First, both vCPUs
+    /// of one domain start on PCPU 0: the second, queued behind the first,
+    /// is tickled onto the idle PCPU 1 at once. Then 2 PCPUs; domain A's
+    /// vCPUs a0 (home PCPU 0) and a1 (1), domain B's b (home 0: round robin). All wake at 0 with BOOST: a0 runs
+    /// on 0, a1 on 1, b waits on 0 (no PCPU is idle, BOOST does not preempt
+    /// BOOST). a1 blocks at 5 ms: PCPU 1 is idle, finds nothing local and
+    /// steals b from PCPU 0.
+    #[test]
+    fn idle_pcpu_steals_a_vcpu_of_another_domain() {
+        let mut s = Credit1::new(2, Credit1Config::default());
+        s.enable_trace();
+        let d = s.add_domain();
+        let (d0, d1) = (s.add_vcpu(d, None), s.add_vcpu(d, None));
+        s.vcpus[d1].pcpu = 0;
+        s.wake(0, d0);
+        s.wake(0, d1);
+        let t: Vec<_> = s.trace().iter().map(|x| (x.time, x.pcpu, x.vcpu)).collect();
+        assert_eq!(t, vec![(0, 0, Some(d0)), (0, 1, Some(d1))]);
+        drive(&mut s, 90 * MS);
+        assert_eq!(s.runtime(d0, 90 * MS) + s.runtime(d1, 90 * MS), 180 * MS);
+
+        let mut s = Credit1::new(2, Credit1Config::default());
+        s.enable_trace();
+        let (a, b) = (s.add_domain(), s.add_domain());
+        let (a0, a1) = (s.add_vcpu(a, None), s.add_vcpu(a, None));
+        let vb = s.add_vcpu(b, None);
+        for v in [a0, a1, vb] {
+            s.wake(0, v);
+        }
+        assert_eq!((s.current(0), s.current(1)), (Some(a0), Some(a1)));
+        s.block(5 * MS, a1);
+        assert_eq!((s.current(0), s.current(1)), (Some(a0), Some(vb)));
+        let t: Vec<_> = s
+            .trace()
+            .iter()
+            .map(|x| (x.time / MS, x.pcpu, x.vcpu))
+            .collect();
+        assert_eq!(
+            t,
+            vec![(0, 0, Some(a0)), (0, 1, Some(a1)), (5, 1, Some(vb))]
+        );
+        // a1 wakes at 7 ms (still BOOST: never ticked) on PCPU 1, where b
+        // (BOOST) runs: it queues, and PCPU 0 is busy, so nobody steals it.
+        // The 10 ms tick drops a0 and b to UNDER without a reschedule; at
+        // the end of b's slice (5 + 30 = 35 ms) a1 outranks it and runs.
+        s.wake(7 * MS, a1);
+        assert_eq!((s.current(0), s.current(1)), (Some(a0), Some(vb)));
+        drive(&mut s, 34 * MS);
+        assert_eq!(s.current(1), Some(vb));
+        drive(&mut s, 35 * MS);
+        assert_eq!(s.current(1), Some(a1));
     }
 }
