@@ -59,3 +59,48 @@ def test_reconfigured_tables_pass_ibdmchk_and_install_in_opensm(subnet, method: 
         assert run.returncode == 0 and run.engine_used == "file", run.log.read_text()[-2000:]
         installed = ibroute_tables(sim, fabric)
     assert installed.differences(result.tables) == []
+
+
+def test_our_ftree_changes_what_opensm_ftree_changes_and_opensm_refuses_a_degraded_tree(tmp_path: Path) -> None:
+    """Paper IV's FTree baseline, read from the real OpenSM 3.3.23 on ibsim:
+    after node shutdowns its ftree changes exactly the live entries ours
+    does (counted since the fault-free routing); after a switch-to-switch
+    link failure it refuses the tree ("not a fat-tree") and falls back to
+    minhop, so a papers' pipeline without a patched ftree counted minhop's
+    changes there (docs/reproductions/reconfig.md, causes of C3/C8)."""
+    import json
+
+    from ibcloud import _native, read_lfts
+    from ibcloud.tables import ForwardingTables
+
+    f = Fabric.generate("8-ary-2")
+    sm_port = next(n for n in f.nodes() if n["kind"] != "switch")  # ibsim's first CA carries the SM
+    a_switch = next(n["guid"] for n in f.nodes() if n["kind"] == "switch")
+
+    def scenario(kind: str, count: int):
+        for seed in range(20):  # a seed that keeps the SM's own node up
+            steps, now, tf, _ = _native.reconfig_fault_scenario(f._native, kind, count, seed)
+            if ForwardingTables._from_native(tf).get(a_switch, sm_port["lid"]) is not None:
+                return steps, now
+        raise AssertionError("every seed shut the SM's node down")
+
+    f.write(tmp_path / "a.net")
+    with IbSim(tmp_path / "a.net") as sim:
+        before = run_opensm(sim, routing_engine="ftree")
+    assert before.engine_used == "ftree"
+    sa = Fabric.read(before.subnet_lst)
+    la = read_lfts(before.lfts, sa)
+    for kind, count, engine in (("node", 3, "ftree"), ("link", 1, "minhop")):
+        steps, now = scenario(kind, count)
+        net = tmp_path / f"{kind}.net"
+        Fabric._from_native(now).write(net)
+        with IbSim(net) as sim:
+            after = run_opensm(sim, routing_engine="ftree", guid2lid=before.guid2lid)
+        assert after.engine_used == engine, after.log.read_text()[-2000:]
+        if kind == "node":
+            sb = Fabric.read(after.subnet_lst)
+            lb = read_lfts(after.lfts, sb)
+            live = {n["lid"] for n in sb.nodes() if n["kind"] != "switch"}
+            switches = [n["guid"] for n in sa.nodes() if n["kind"] == "switch"]
+            changed = sum(la.get(g, lid) != lb.get(g, lid) for g in switches for lid in live)
+            assert changed == json.loads(steps)[-1]["ftree_start"]["changed_entries"]

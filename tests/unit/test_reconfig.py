@@ -146,3 +146,22 @@ def test_event_cli_json_output_and_metabase_file(tmp_path: Path, capsys) -> None
     mb.write_bytes(b"garbage")
     assert main(args + ["--force"]) == 2
     assert "not a metabase file" in capsys.readouterr().err
+
+
+def test_shutdown_readings_count_removed_lids_and_keep_ftree_faithful() -> None:
+    """Paper IV Fig. 8 readings (docs/reproductions/reconfig.md): 10 shutdowns
+    on the 16-ary-2-tree (seed 0). SlimUpdate moves no live route; counted
+    since the fault-free routing with the departed LIDs removed it is 32
+    switches × 10 = 320 (the paper: 310). ftree's 795 live entries are what
+    OpenSM 3.3.23's own ftree changes on the same shutdowns (measured on
+    ibsim; tests/interop/test_reconfig_interop.py checks it on a smaller tree)."""
+    from ibcloud import _native
+
+    f = Fabric.generate("16-ary-2")
+    steps = json.loads(_native.reconfig_fault_scenario(f._native, "node", 10, 0)[0])
+    assert sum(s["slim_cn"]["changed_entries"] for s in steps) == 0
+    assert steps[-1]["slim_start_dep"]["changed_entries"] == 320
+    assert steps[-1]["ftree_start"]["changed_entries"] == 795
+    assert steps[-1]["ftree_start_dep"]["changed_entries"] == 795 + 320
+    # the integer-division cap variant needs no move on a full tree either (floor(15/16) -> 1)
+    assert steps[-1]["slim_floor_start_dep"]["changed_entries"] == 320

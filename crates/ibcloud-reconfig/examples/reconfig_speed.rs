@@ -68,6 +68,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let opts = SlimUpdateOptions {
         roots: Some(roots.clone()),
         keep: None,
+        switch_counter: false,
+        cap_floor: false,
     };
     let (slim, slim_t) = best(repeats, || {
         let t = Instant::now();

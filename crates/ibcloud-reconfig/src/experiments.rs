@@ -154,6 +154,45 @@ pub struct ScenarioStep {
     pub ftree_cn: ChangeReport,
     /// The same for SlimUpdate.
     pub slim_cn: ChangeReport,
+    /// ftree's changes on the compute nodes live *before* the step: a
+    /// departed node's removed entries count too (the reading "a shutdown
+    /// removes a LID from every table").
+    #[serde(default)]
+    pub ftree_dep: ChangeReport,
+    /// The same for SlimUpdate.
+    #[serde(default)]
+    pub slim_dep: ChangeReport,
+    /// ftree's tables after the step against the tables before the first
+    /// event (live compute nodes): the cumulative reading "modifications
+    /// since the fault-free routing", not the sum of the steps.
+    #[serde(default)]
+    pub ftree_start: ChangeReport,
+    /// The same for SlimUpdate.
+    #[serde(default)]
+    pub slim_start: ChangeReport,
+    /// A variant beside SlimUpdate (its own chain of tables): Algorithm 2's
+    /// literal switch-level counter ([`SlimUpdateOptions::switch_counter`]),
+    /// live compute nodes.
+    #[serde(default)]
+    pub slim_switch_counter_cn: ChangeReport,
+    /// A variant beside SlimUpdate: caps by integer division
+    /// ([`SlimUpdateOptions::cap_floor`]), live compute nodes.
+    #[serde(default)]
+    pub slim_floor_cn: ChangeReport,
+    /// The same, departed nodes' entries included.
+    #[serde(default)]
+    pub slim_floor_dep: ChangeReport,
+    /// ftree's tables after the step against the fault-free ones, on every
+    /// compute node live before the first event (departed nodes' removed
+    /// entries included).
+    #[serde(default)]
+    pub ftree_start_dep: ChangeReport,
+    /// The same for SlimUpdate.
+    #[serde(default)]
+    pub slim_start_dep: ChangeReport,
+    /// The same for the integer-division variant.
+    #[serde(default)]
+    pub slim_floor_start_dep: ChangeReport,
 }
 
 /// Successive random link failures (`kind` = "link": switch-to-switch links,
@@ -181,6 +220,13 @@ pub fn fault_scenario(
     let mut f_prev = fabric.clone();
     let mut t_ftree = ft.route(fabric)?.tables;
     let mut t_slim = t_ftree.clone();
+    let t_start = t_ftree.clone();
+    let mut t_lit = t_ftree.clone();
+    let mut t_floor = t_ftree.clone();
+    let start_lids: Vec<Lid> = crate::report::live_cas(fabric)
+        .iter()
+        .map(|c| c.0)
+        .collect();
     let mut out = Vec::new();
     let mut cas: Vec<NodeId> = fabric.cas().collect();
     cas.shuffle(&mut rng);
@@ -224,6 +270,32 @@ pub fn fault_scenario(
             &SlimUpdateOptions {
                 roots: Some(roots.clone()),
                 keep: None,
+                switch_counter: false,
+                cap_floor: false,
+            },
+        )?
+        .tables;
+        let nl = slim_update(
+            &f_prev,
+            &t_lit,
+            &now,
+            &SlimUpdateOptions {
+                roots: Some(roots.clone()),
+                keep: None,
+                switch_counter: true,
+                cap_floor: false,
+            },
+        )?
+        .tables;
+        let nfl = slim_update(
+            &f_prev,
+            &t_floor,
+            &now,
+            &SlimUpdateOptions {
+                roots: Some(roots.clone()),
+                keep: None,
+                switch_counter: false,
+                cap_floor: true,
             },
         )?
         .tables;
@@ -242,13 +314,29 @@ pub fn fault_scenario(
             .with_paths(changed_paths(&f_prev, &t_ftree, &now, &nf));
         let rs_cn = ChangeReport::between_for(&t_slim, &ns, &live)
             .with_paths(changed_paths(&f_prev, &t_slim, &now, &ns));
+        let before: Vec<Lid> = crate::report::live_cas(&f_prev)
+            .iter()
+            .map(|c| c.0)
+            .collect();
         out.push(ScenarioStep {
             step,
             ftree: rf,
             slim: rs,
             ftree_cn: rf_cn,
             slim_cn: rs_cn,
+            ftree_dep: ChangeReport::between_for(&t_ftree, &nf, &before),
+            slim_dep: ChangeReport::between_for(&t_slim, &ns, &before),
+            ftree_start: ChangeReport::between_for(&t_start, &nf, &live),
+            slim_start: ChangeReport::between_for(&t_start, &ns, &live),
+            slim_switch_counter_cn: ChangeReport::between_for(&t_lit, &nl, &live),
+            slim_floor_cn: ChangeReport::between_for(&t_floor, &nfl, &live),
+            slim_floor_dep: ChangeReport::between_for(&t_floor, &nfl, &before),
+            ftree_start_dep: ChangeReport::between_for(&t_start, &nf, &start_lids),
+            slim_start_dep: ChangeReport::between_for(&t_start, &ns, &start_lids),
+            slim_floor_start_dep: ChangeReport::between_for(&t_start, &nfl, &start_lids),
         });
+        t_lit = nl;
+        t_floor = nfl;
         t_ftree = nf;
         t_slim = ns;
         f_prev = now;
@@ -276,6 +364,28 @@ pub struct RoutingTimes {
     pub parallel: f64,
     /// Paths per leaf in the metabase.
     pub paths_per_leaf: usize,
+    /// Deterministic work, for the claims judged without a clock: leaf
+    /// switches.
+    #[serde(default)]
+    pub leaves: usize,
+    /// Most compute nodes on a leaf (ftree routes this many destinations per
+    /// leaf, missing ones as dummies).
+    #[serde(default)]
+    pub max_cn_per_leaf: usize,
+    /// Routes ftree computes: one per compute-node slot (`leaves ×
+    /// max_cn_per_leaf`), each a full column of the tables.
+    #[serde(default)]
+    pub ftree_routes: usize,
+    /// Routes phase I computes with the default path count (one column per
+    /// path, all leaves).
+    #[serde(default)]
+    pub metabase_routes: usize,
+    /// Different and link-disjoint spanning trees per leaf (Eqs. 2–5).
+    #[serde(default)]
+    pub trees_different: usize,
+    /// Link-disjoint trees per leaf.
+    #[serde(default)]
+    pub trees_disjoint: usize,
 }
 
 /// Times ftree, SlimUpdate's first run and the metabase on `fabric`.
@@ -309,6 +419,21 @@ pub fn routing_times(fabric: &Fabric, repeats: usize) -> Result<RoutingTimes, Re
         Ok(((), d))
     })?;
     let switches = fabric.switches().count().max(1);
+    let per_leaf = mb.paths_per_leaf();
+    let leaves = per_leaf.len();
+    let max_cn = crate::report::live_cas(fabric)
+        .iter()
+        .fold(
+            std::collections::HashMap::<NodeId, usize>::new(),
+            |mut m, c| {
+                *m.entry(c.2).or_default() += 1;
+                m
+            },
+        )
+        .into_values()
+        .max()
+        .unwrap_or(0);
+    let trees = crate::metabase::tree_counts(fabric)?;
     Ok(RoutingTimes {
         nodes: fabric.cas().count(),
         ftree: ftree.as_secs_f64(),
@@ -317,7 +442,13 @@ pub fn routing_times(fabric: &Fabric, repeats: usize) -> Result<RoutingTimes, Re
         phase1: phase1.as_secs_f64(),
         phase2: phase2.as_secs_f64(),
         parallel: phase2.as_secs_f64() / switches as f64,
-        paths_per_leaf: mb.paths_per_leaf().into_iter().max().unwrap_or(0),
+        paths_per_leaf: per_leaf.iter().copied().max().unwrap_or(0),
+        leaves,
+        max_cn_per_leaf: max_cn,
+        ftree_routes: leaves * max_cn,
+        metabase_routes: per_leaf.iter().sum(),
+        trees_different: trees.different,
+        trees_disjoint: trees.disjoint,
     })
 }
 

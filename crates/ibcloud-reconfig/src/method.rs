@@ -222,6 +222,8 @@ pub fn reconfigure(
                 &SlimUpdateOptions {
                     roots: Some(roots.clone()),
                     keep: None,
+                    switch_counter: false,
+                    cap_floor: false,
                 },
             )?;
             slim = Some(SlimUpdateStats {

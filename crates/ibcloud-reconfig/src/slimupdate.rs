@@ -62,6 +62,16 @@ pub struct SlimUpdateOptions {
     /// Keep old port choices (on: SlimUpdate; off: the same routine without
     /// memory, i.e. SlimUpdate's first run).
     pub keep: Option<bool>,
+    /// The literal reading of Algorithm 2's test (a variant, reported beside
+    /// the default): the old port is kept only while the *switch* has routed
+    /// fewer destinations in total than the port's cap
+    /// (`sw.num_allocated_paths()` as printed), instead of the port's own
+    /// counter (the prose, C §2.5). Off by default.
+    pub switch_counter: bool,
+    /// Caps by integer division, `max(1, floor(E / U))` (what C's `/` gives
+    /// in an OpenSM patch; a variant beside the default `ceil(E / U)`, which
+    /// never forces a balanced choice to move). Off by default.
+    pub cap_floor: bool,
 }
 
 /// SlimUpdate's tables and statistics.
@@ -135,7 +145,7 @@ pub fn roots_of(fabric: &Fabric) -> Result<Vec<Guid>, ReconfigError> {
 /// SlimUpdate's first run: no old tables.
 pub fn slim_initial(fabric: &Fabric) -> Result<SlimUpdateResult, ReconfigError> {
     let roots = roots_of(fabric)?;
-    run(None, None, fabric, &roots)
+    run(None, None, fabric, &roots, false, false)
 }
 
 /// Re-routes `new_fabric` keeping the choices of `old` (the tables installed
@@ -163,6 +173,8 @@ pub fn slim_update(
         keep.then_some(old),
         new_fabric,
         &roots,
+        options.switch_counter,
+        options.cap_floor,
     )
 }
 
@@ -188,6 +200,8 @@ struct Router<'a> {
     blank_first: Vec<u8>,
     kept: u64,
     moved: u64,
+    /// Algorithm 2's literal switch-level counter (see [`SlimUpdateOptions`]).
+    switch_counter: bool,
 }
 
 fn run(
@@ -195,6 +209,8 @@ fn run(
     old: Option<&ForwardingTables>,
     fabric: &Fabric,
     roots: &[Guid],
+    switch_counter: bool,
+    cap_floor: bool,
 ) -> Result<SlimUpdateResult, ReconfigError> {
     let t0 = Instant::now();
     let opts = EngineOptions {
@@ -229,7 +245,13 @@ fn run(
     let cap: Vec<u32> = (0..n)
         .map(|s| {
             let u = t.up[s].len().max(1) as f64;
-            ((e[s] / u) - 1e-9).ceil().max(1.0) as u32
+            let share = e[s] / u;
+            let c = if cap_floor {
+                (share + 1e-9).floor()
+            } else {
+                (share - 1e-9).ceil()
+            };
+            c.max(1.0) as u32
         })
         .collect();
     // Pods: components of the switches below the roots.
@@ -270,6 +292,7 @@ fn run(
         blank_first: vec![NO_PORT; n],
         kept: 0,
         moved: 0,
+        switch_counter,
     };
     let mut tables = ForwardingTables::new(fabric);
     let mut destinations = 0;
@@ -425,11 +448,15 @@ impl Router<'_> {
                         .position(|h| h.remote == want && self.old_port(h.remote, lid) == h.rport)
                 })
                 .flatten();
+            let used = if self.switch_counter {
+                self.cnt_down[base..base + t.up[si].len()]
+                    .iter()
+                    .sum::<u32>()
+            } else {
+                cur.map_or(0, |i| self.cnt_down[base + i])
+            };
             let sel = match cur {
-                Some(i)
-                    if self.cnt_down[base + i] < self.cap[si]
-                        && !self.seen[t.up[si][i].remote as usize] =>
-                {
+                Some(i) if used < self.cap[si] && !self.seen[t.up[si][i].remote as usize] => {
                     self.kept += 1;
                     i
                 }

@@ -566,3 +566,41 @@ fn slimupdate_transitions_are_updown_safe() {
         prev_f = now;
     }
 }
+
+// The readings of "modifications" tried for Paper IV Fig. 8 (reference C
+// §1.5): on a 2:1 two-level tree (8 nodes, 4 up links per leaf) one node
+// shuts down. SlimUpdate's caps ceil(E/U) = ceil(7/4) = 2 keep every live
+// route; the integer-division variant, floor(7/4) = 1, rejects the second
+// route of three up links, and some of them land on another port. A departed
+// node's removed entries count once per switch that had one.
+#[test]
+fn paper4_fig8_cap_rounding_decides_oversubscribed_shutdowns() {
+    let f = xgft(&[8, 4], &[1, 4]);
+    let c = cns(&f);
+    let old = ftree(&f, None);
+    let mut st = FabricState::new(f.clone());
+    st.apply(&Event::Shutdown(c[0][0].0)).unwrap();
+    let now = st.current();
+    let live: Vec<Lid> = c.iter().flatten().skip(1).map(|x| x.1).collect();
+    let run = |cap_floor| {
+        slim_update(
+            &f,
+            &old,
+            &now,
+            &SlimUpdateOptions {
+                cap_floor,
+                ..SlimUpdateOptions::default()
+            },
+        )
+        .unwrap()
+        .tables
+    };
+    let ceil = ChangeReport::between_for(&old, &run(false), &live);
+    let floor = ChangeReport::between_for(&old, &run(true), &live);
+    assert_eq!(ceil.changed_entries, 0, "{ceil:?}");
+    assert!(floor.changed_destinations > 0, "{floor:?}");
+    let all: Vec<Lid> = c.iter().flatten().map(|x| x.1).collect();
+    let dep = ChangeReport::between_for(&old, &run(false), &all);
+    let switches = f.switches().count() as u64;
+    assert_eq!(dep.changed_entries, switches, "{dep:?}");
+}
