@@ -1,11 +1,13 @@
 """Seed 002's pFTree gaps under every reading of the algorithm we have
 (``ibcloud.partitions.VARIANT_SWITCHES``): the corrected pFTree the
 reproduction judges, the printed pseudocode (``literal``) and each literal
-part alone, and the marks-only variant. Evidence for
+part alone, the marks-only and grouped readings; ``--placement random``
+draws the victims uniformly over all nodes instead of a quarter of every
+leaf (the paper says evenly; a sensitivity reading). Evidence for
 docs/reproductions/pftree.md ("Causes of the gaps"); not a benchmark of
 speed. Same victims, noise and metric as ``ibcloud reproduce pftree``.
 
-    python bench/pftree_readings.py [--runs 20] [--draws 2]
+    python bench/pftree_readings.py [--runs 20] [--draws 2] [--placement even|random]
 """
 
 from __future__ import annotations
@@ -15,11 +17,18 @@ import random
 
 from ibcloud.analysis import analyze
 from ibcloud.fabric import Fabric
-from ibcloud.partitions import interference, route, victim_delays
+from ibcloud.partitions import interference, leaf_nodes, route, victim_delays
 from ibcloud.pftree.reproduction import _config, _draw
 
 VARIANTS = ["corrected", "literal", "literal-marking", "literal-exclusion", "leaf-by-leaf", "alg2-return",
-            "marks-only"]
+            "marks-only", "grouped"]
+
+
+def _random_draw(fabric, rng):
+    """Victims: a quarter of all nodes, uniformly (not per leaf)."""
+    nodes = [n for leaf in leaf_nodes(fabric) for n in leaf]
+    pick = set(rng.sample(range(len(nodes)), len(nodes) // 4))
+    return [n for i, n in enumerate(nodes) if i in pick], [n for i, n in enumerate(nodes) if i not in pick], None
 
 
 def _avg(xs):
@@ -31,6 +40,8 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--draws", type=int, default=2)
     p.add_argument("--sizes", type=int, nargs="+", default=[32, 128, 192, 256, 1024])
+    p.add_argument("--placement", choices=["even", "random"], default="even")
+    p.add_argument("--variants", nargs="+", default=VARIANTS)
     args = p.parse_args(argv)
     from ibcloud.pftree import paper
 
@@ -40,11 +51,11 @@ def main(argv=None) -> int:
     for nodes in args.sizes:
         _, m1, m2, w2 = specs[nodes]
         fabric = Fabric.generate(f"XGFT(2;{m1},{m2};1,{w2})")
-        for variant in VARIANTS:
+        for variant in args.variants:
             bis, gat, share, intf = [], [], [], []
             for draw in range(args.draws):
                 rng = random.Random(1 * 1000003 + nodes * 101 + draw)
-                victims, others, _ = _draw(fabric, rng)
+                victims, others, _ = (_draw if args.placement == "even" else _random_draw)(fabric, rng)
                 conf = _config(victims, others)
                 v = [lid for lid, _ in victims]
                 o = [lid for lid, _ in others]

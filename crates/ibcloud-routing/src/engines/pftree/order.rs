@@ -36,6 +36,14 @@ pub(crate) fn order_leaf(nodes: &[Slot], up: usize, flavor: Flavor) -> Vec<usize
     out
 }
 
+/// The `grouped` reading: the leaf's nodes sorted by routing partition
+/// (stable, so port order within a partition), nodes without one last.
+pub(crate) fn grouped(nodes: &[Slot]) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..nodes.len()).collect();
+    out.sort_by_key(|&i| nodes[i].part.map_or(u32::MAX, u32::from));
+    out
+}
+
 fn order_partitioned(nodes: &[Slot], up: usize, flavor: Flavor) -> Vec<usize> {
     let n = nodes.len();
     let mut sorted: Vec<usize> = (0..n).collect();
@@ -112,6 +120,13 @@ mod tests {
         let o = order_leaf(&nodes, 2, Flavor::Base);
         // index: P1 a=0, P1 b=2, P2 c=1 (0 taken -> free 1), P2 d=3, P1 e=4, P2 f=5.
         assert_eq!(o, vec![0, 2, 1, 3, 4, 5]);
+    }
+
+    #[test]
+    fn grouped_sorts_by_partition_keeping_port_order() {
+        let mut nodes = [s(2), s(1), s(2), s(1)];
+        nodes[0].part = None;
+        assert_eq!(grouped(&nodes), vec![1, 3, 2, 0]);
     }
 
     #[test]
