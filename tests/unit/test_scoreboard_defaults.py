@@ -40,13 +40,17 @@ def test_pftree_scoreboard_at_the_default_size():
     rep = reproduce(out=None, plots=False)
     assert _verdicts(rep.checks) == {"C1": C, "C2": C, "C3": C, "C3b": S, "C4": S, "T4": N, "T4g": N, "T4m": N, "F10": N,
                                      "F10b": N, "C5": N, "C5a": R, "C5b": N, "C5c": S, "C6": R, "C6b": S, "C7": S,
-                                     "C8": S, "C8a": N, "C8b": S, "X7": A, "X2": A}
+                                     "C8": S, "C8a": N, "C8b": S, "X7a": K, "X7": N, "X7b": C, "X2": A}
     assert all(c.passed for c in rep.checks if c.kind == "construction")
     # The cause found for the pFTree column: the grouped reading (beside, never judged) gives Table 4's
     # gather maxima exactly, and its -Ext the paper's bisect averages on 128/192 nodes.
     by = {c.id: c for c in rep.checks}
     assert "grouped reading 112 / 294 / 560" in by["T4m"].detail
     assert "grouped reading 2.0 / 2.1 /" in by["C3b"].detail
+    # Fig. 7 on the packet simulator: equal-weight VL arbitration halves the victim in both phases.
+    assert by["X7a"].passed and by["X7b"].passed and not by["X7"].passed
+    bed = rep.testbed
+    assert bed["pftree"][1] < bed["pftree"][0] and bed["pftree one VL"][2] < bed["pftree"][2]
 
 
 @pytest.mark.slow

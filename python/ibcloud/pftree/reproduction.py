@@ -97,6 +97,8 @@ class Reproduction:
     isolation: pd.DataFrame
     checks: List[Check]
     seconds: float
+    #: Fig. 7 on the packet simulator (:func:`ibcloud.pftree.testbed.run`): A→E MB/s per phase and engine.
+    testbed: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -146,6 +148,7 @@ class Reproduction:
             "contention": self.contention.to_dict(orient="records"),
             "calibration": self.calibration.to_dict(orient="records"),
             "isolation": self.isolation.to_dict(orient="records"),
+            "testbed": self.testbed,
             "checks": [c.as_dict() for c in self.checks],
             "scoreboard": counts(self.checks),
         }
@@ -285,13 +288,16 @@ def reproduce(
     cont = pd.DataFrame(cont_rows)
     cal = pd.DataFrame(cal_rows)
     iso = pd.DataFrame(iso_rows)
-    checks = _checks(delays, ebb, cont, iso)
+    from ibcloud.pftree import testbed as fig7
+
+    bed = fig7.run()
+    checks = _checks(delays, ebb, cont, iso, bed)
     settings = {"sizes": [t[0] for t in trees], "runs": runs, "draws": draws, "sweep": sweep, "seed": seed,
                 "victims": ("a quarter of every leaf, random (phy); the rest one def partition" if placement == "even"
                             else "SENSITIVITY READING: a quarter of all nodes uniformly (phy), not evenly per leaf"),
                 "placement": placement,
                 "noise": "all-to-all of the interfering partition, all levels at once"}
-    rep = Reproduction(settings, delays, ebb, cont, cal, iso, checks, time.perf_counter() - start)
+    rep = Reproduction(settings, delays, ebb, cont, cal, iso, checks, time.perf_counter() - start, bed)
     if out is not None:
         _write(rep, Path(out), plots)
     return rep
@@ -306,7 +312,8 @@ def _mean_at(df: pd.DataFrame, nodes: int, col: str) -> Optional[float]:
     return float(sel[col].mean()) if len(sel) else None
 
 
-def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd.DataFrame) -> List[Check]:
+def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd.DataFrame,
+            bed: Optional[Dict[str, Any]] = None) -> List[Check]:
     """Judges ibcloud/claims/pftree.toml: pFTree as the paper gives it (corrected) is the baseline; the
     marks-only variant appears in the details, labelled."""
     reg = claims("pftree")
@@ -439,6 +446,16 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
         checks.append(reg["C8b"].judge(abs(rel - 86.76) <= 0.01,
                                        f"pFTree {p:.0f} → -Wt {w:.0f} ({rel:+.0f} %); marks-only variant "
                                        f"{100 * (w / m - 1):+.1f} %", shape=w > p))
+    if bed:
+        p, e, one = bed["pftree"], bed["pftree-ext"], bed["pftree one VL"]
+        checks.append(reg["X7a"].judge(abs(p[0] - 3742) <= 1, f"{p[0]:.0f} MB/s alone (host limit 3,742 MB/s)"))
+        checks.append(reg["X7"].judge(
+            abs(p[1] - 2270) <= 1 and abs(p[2] - 1518) <= 0.5,
+            f"{p[1]:.0f} / {p[2]:.0f} MB/s (VLs {bed['vls']} for P1/P2/P3); beside, every flow on one VL: "
+            f"{one[1]:.0f} / {one[2]:.0f} MB/s",
+            shape=p[1] < p[0] and p[2] < p[1]))
+        checks.append(reg["X7b"].judge(all(abs(x - 3742) <= 1 for x in e[:4]),
+                                       " / ".join(f"{x:.0f}" for x in e[:4]) + " MB/s"))
     return complete("pftree", checks, "needs the Table 3 trees this claim is about (default: all nine)")
 
 
@@ -606,6 +623,15 @@ def render(rep: Reproduction, console) -> None:
         cal = rep.calibration.groupby(["engine", "flows"])[["flow_pairs", "flows_on_shared", "shared_links"]].mean()
         console.print("interference readings on the 32-node tree (paper's pFTree: 192):")
         console.print(cal.to_string())
+    if rep.testbed:
+        table = Table(title="Fig. 7 (packet simulator): victim A→E in MB/s per phase", title_justify="left")
+        for col in ("engine", "alone", "+ B→F", "+ B→F, I→F", "+ I→F", "alone again"):
+            table.add_column(col, justify="right")
+        for label in ("pftree", "pftree-ext", "pftree one VL"):
+            table.add_row(label, *[f"{x:.0f}" for x in rep.testbed[label]])
+        table.add_row("paper pFTree", "3742", "2270", "~1518", "recovers", "3742")
+        table.add_row("paper -Ext", "3742", "3742", "3742", "3742", "3742")
+        console.print(table)
     render_scoreboard("pftree", rep.checks, file=console.file)
 
 
