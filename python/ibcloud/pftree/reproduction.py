@@ -452,7 +452,8 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
         checks.append(reg["X7"].judge(
             abs(p[1] - 2270) <= 1 and abs(p[2] - 1518) <= 0.5,
             f"{p[1]:.0f} / {p[2]:.0f} MB/s (VLs {bed['vls']} for P1/P2/P3); beside, every flow on one VL: "
-            f"{one[1]:.0f} / {one[2]:.0f} MB/s",
+            f"{one[1]:.0f} / {one[2]:.0f} MB/s; VLs merged on the roots: {bed['pftree roots one VL'][1]:.0f} / "
+            f"{bed['pftree roots one VL'][2]:.0f} MB/s",
             shape=p[1] < p[0] and p[2] < p[1]))
         checks.append(reg["X7b"].judge(all(abs(x - 3742) <= 1 for x in e[:4]),
                                        " / ".join(f"{x:.0f}" for x in e[:4]) + " MB/s"))
@@ -627,7 +628,7 @@ def render(rep: Reproduction, console) -> None:
         table = Table(title="Fig. 7 (packet simulator): victim A→E in MB/s per phase", title_justify="left")
         for col in ("engine", "alone", "+ B→F", "+ B→F, I→F", "+ I→F", "alone again"):
             table.add_column(col, justify="right")
-        for label in ("pftree", "pftree-ext", "pftree one VL"):
+        for label in ("pftree", "pftree-ext", "pftree one VL", "pftree roots one VL"):
             table.add_row(label, *[f"{x:.0f}" for x in rep.testbed[label]])
         table.add_row("paper pFTree", "3742", "2270", "~1518", "recovers", "3742")
         table.add_row("paper -Ext", "3742", "3742", "3742", "3742", "3742")

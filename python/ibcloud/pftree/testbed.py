@@ -12,8 +12,10 @@ I→F for the third; B→F stops after the third, I→F after the fourth (the
 paper's 20 / 40 / 60 / 80 s, scaled to 200 µs phases: a greedy flow reaches
 its steady rate within microseconds). Each phase's mean rate of A→E (after
 a quarter of the phase) is reported, for pFTree (partitions on separate VLs,
-equal-weight VL arbitration) and pFTree-Ext (P1 phy), plus the same pFTree
-tables with every flow on one VL beside (a reading, not the paper's set-up).
+equal-weight VL arbitration) and pFTree-Ext (P1 phy), plus two readings of
+the same pFTree tables beside (not the paper's set-up): every flow on one
+VL, and the VLs merged on the roots only (the switches' SL2VL maps every SL
+to VL 0 there; separated on every other hop).
 
 The HCA's rate is the one number fitted: a single perftest flow reached
 3,742 MB/s on the testbed, so the host limit is set to 3,742 MB/s of payload
@@ -51,8 +53,9 @@ def _config(names) -> PartitionConfig:
 
 def run(phase_us: int = 200, mtu: int = 2048) -> Dict[str, List[float]]:
     """Mean A→E rate (MB/s) in each of the five phases, per engine:
-    ``pftree``, ``pftree-ext`` and ``pftree one VL`` (pFTree's tables with
-    every flow on VL 0); ``vls`` the VL of P1, P2, P3 under pFTree.
+    ``pftree``, ``pftree-ext``, ``pftree one VL`` (pFTree's tables with
+    every flow on VL 0) and ``pftree roots one VL`` (VLs merged on the
+    roots); ``vls`` the VL of P1, P2, P3 under pFTree.
 
     >>> run()["vls"]
     [1, 2, 0]
@@ -64,17 +67,21 @@ def run(phase_us: int = 200, mtu: int = 2048) -> Dict[str, List[float]]:
     conf = _config(names)
     out: Dict[str, List[float]] = {}
     p = phase_us
-    for label, engine, one_vl in (("pftree", "pftree", False), ("pftree-ext", "pftree-ext", False),
-                                  ("pftree one VL", "pftree", True)):
+    roots = [n["description"] for n in fabric.nodes() if n["kind"] == "switch" and n["rank"] == 0]
+    merge_roots = [{"time": 0, "type": "set-sl2-vl", "node": root, "in_port": port, "out_port": None, "map": [0] * 16}
+                   for root in roots for port in range(1, 4)]
+    for label, engine, one_vl, events in (("pftree", "pftree", False, None), ("pftree-ext", "pftree-ext", False, None),
+                                          ("pftree one VL", "pftree", True, None),
+                                          ("pftree roots one VL", "pftree", False, merge_roots)):
         r = route(fabric, engine, conf)
-        if engine == "pftree" and not one_vl:
+        if label == "pftree":
             out["vls"] = list(r.vls)
         sl = {k: 0 if one_vl else r.vls[k - 1] for k in (1, 2, 3)}
         lid = lambda k: f"lid:{names[k][0]}"  # noqa: E731
         spec = (f"flow:src={lid('A')},dst={lid('E')},sl={sl[1]};"
                 f"flow:src={lid('B')},dst={lid('F')},sl={sl[2]},start={p}us,stop={3 * p}us;"
                 f"flow:src={lid('I')},dst={lid('F')},sl={sl[2]},start={2 * p}us,stop={4 * p}us")
-        res = simulate(r.tables, spec, f"{5 * p}us", vls=4, mtu=mtu, host_gbps=HOST_MBPS * 8 / 1000,
+        res = simulate(r.tables, spec, f"{5 * p}us", events=events, vls=4, mtu=mtu, host_gbps=HOST_MBPS * 8 / 1000,
                        sweep_interval=f"{max(1, p // 20)}us")
         out[label] = [res.gbps(0, f"{k * p + p // 4}us", f"{(k + 1) * p}us") * 1000 / 8 for k in range(5)]
     return out
