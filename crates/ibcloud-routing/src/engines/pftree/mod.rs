@@ -195,7 +195,7 @@ impl Pftree {
             let idx: Vec<usize> = if stopped || variant.marks_only {
                 (0..cns.len()).collect()
             } else if variant.grouped {
-                order::grouped(&slots)
+                order::grouped(&slots, self.flavor)
             } else {
                 if variant.literal_alg2_return && cns.len() <= up {
                     stopped = true;

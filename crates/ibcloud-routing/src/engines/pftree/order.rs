@@ -37,10 +37,24 @@ pub(crate) fn order_leaf(nodes: &[Slot], up: usize, flavor: Flavor) -> Vec<usize
 }
 
 /// The `grouped` reading: the leaf's nodes sorted by routing partition
-/// (stable, so port order within a partition), nodes without one last.
-pub(crate) fn grouped(nodes: &[Slot]) -> Vec<usize> {
+/// (stable, so port order within a partition), nodes without one last;
+/// pFTree-Ext sorts by policy first (Alg. 2 line 4), pFTree-Wt puts a
+/// partition's heavier nodes first.
+pub(crate) fn grouped(nodes: &[Slot], flavor: Flavor) -> Vec<usize> {
     let mut out: Vec<usize> = (0..nodes.len()).collect();
-    out.sort_by_key(|&i| nodes[i].part.map_or(u32::MAX, u32::from));
+    out.sort_by(|&a, &b| {
+        let (x, y) = (&nodes[a], &nodes[b]);
+        let policy = match flavor {
+            Flavor::Ext => y.policy.cmp(&x.policy),
+            _ => std::cmp::Ordering::Equal,
+        };
+        let part = |s: &Slot| s.part.map_or(u32::MAX, u32::from);
+        let weight = match flavor {
+            Flavor::Wt => y.weight.total_cmp(&x.weight),
+            _ => std::cmp::Ordering::Equal,
+        };
+        policy.then(part(x).cmp(&part(y))).then(weight)
+    });
     out
 }
 
@@ -126,7 +140,10 @@ mod tests {
     fn grouped_sorts_by_partition_keeping_port_order() {
         let mut nodes = [s(2), s(1), s(2), s(1)];
         nodes[0].part = None;
-        assert_eq!(grouped(&nodes), vec![1, 3, 2, 0]);
+        assert_eq!(grouped(&nodes, Flavor::Base), vec![1, 3, 2, 0]);
+        // -Ext: phy first whatever the partition index.
+        nodes[2].policy = Isolation::Phy;
+        assert_eq!(grouped(&nodes, Flavor::Ext), vec![2, 1, 3, 0]);
     }
 
     #[test]
