@@ -2,7 +2,7 @@
 is asserted, so a regression in a reproduced number (or a claim quietly
 changing kind) fails CI. Timings never enter a verdict.
 
-Runtime (2-core machine, CPU seconds): delay ≈ 12, pftree ≈ 5, dftree ≈ 39,
+Runtime (2-core machine, CPU seconds): delay ≈ 12, pftree ≈ 8, dftree ≈ 39,
 reconfig ≈ 47, sa-cache ≈ 10, ibmon ≈ 11, thrashing ≈ 28, vswitch ≈ 11 (the Fig. 8 campaign on the four
 smaller Table 4 topologies: the two 8-ary-3 trees alone take ≈ 4 min, and
 ``ibcloud reproduce all`` judges them when it regenerates SCOREBOARD.md)."""
