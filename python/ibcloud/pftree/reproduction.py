@@ -78,6 +78,8 @@ ENGINES = {
 }
 #: The readings printed beside the judged engines (never the baseline).
 BESIDE = {"pftree": ("pftree-marks", "pftree-grouped"), "pftree-ext": ("pftree-ext-grouped",)}
+#: How a reading is named in the scoreboard's details.
+READING = {"pftree-marks": "marks-only", "pftree-grouped": "grouped", "pftree-ext-grouped": "grouped"}
 
 
 @dataclasses.dataclass
@@ -336,7 +338,7 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
                            & (delays.noise == noise)])
 
     def beside(engine: str, pattern: str, sizes_: Sequence[int], noise: str = "alltoall", fmt: str = ".1f") -> str:
-        return "; " + "; ".join(f"{label.replace(engine + '-', '')} reading "
+        return "; " + "; ".join(f"{READING[label]} reading "
                                + " / ".join(f"{avg(label, pattern, k, noise):{fmt}}" for k in sizes_)
                                for label in BESIDE[engine])
 
@@ -365,7 +367,7 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
         checks.append(reg["T4m"].judge(
             got == [112.0, 294.0, 560.0],
             " / ".join(f"{v:g}" for v in got) + "; " + "; ".join(
-                f"{label.replace('pftree-', '')} reading " + " / ".join(f"{top(label, 'gather', k):g}" for k in t4)
+                f"{READING[label]} reading " + " / ".join(f"{top(label, 'gather', k):g}" for k in t4)
                 for label in BESIDE["pftree"]),
             shape=all(a > k // 4 - 1 for a, k in zip(got, t4))))
     if {512, 1024} <= sizes:
@@ -378,7 +380,7 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
     if 1024 in sizes:
         sel = delays[(delays.engine == "pftree") & (delays.pattern == "bisect") & (delays.nodes == 1024)]
         top_ = float(sel[sel.noise == "alltoall"]["max"].max())
-        others = "; ".join(f"{label.replace('pftree-', '')} reading {top(label, 'bisect', 1024):g}"
+        others = "; ".join(f"{READING[label]} reading {top(label, 'bisect', 1024):g}"
                            for label in BESIDE["pftree"])
         checks.append(reg["F10b"].judge(abs(top_ - 2498) <= 1, f"max {top_:g}; {others}",
                                         shape=top_ > float(sel[sel.noise == "null"]["max"].max())))
