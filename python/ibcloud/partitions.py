@@ -63,7 +63,7 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: The switches of :class:`ibcloud_routing::engines::pftree::PftreeVariant`.
-VARIANT_SWITCHES = ("corrected", "literal", "literal-marking", "literal-exclusion", "leaf-by-leaf", "alg2-return", "vl-for-def", "marks-only")
+VARIANT_SWITCHES = ("corrected", "literal", "literal-marking", "literal-exclusion", "leaf-by-leaf", "alg2-return", "vl-for-def", "marks-only", "grouped")
 
 
 @dataclass

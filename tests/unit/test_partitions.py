@@ -184,3 +184,25 @@ def test_cli_route_and_check(fabric: Fabric, tmp_path: Path, capsys) -> None:
                            for k in range(5)]).write(three_phy)
     assert main(["route", SPEC, "--engine", "pftree-ext", "--partitions", str(three_phy), "--isolation", "strict"]) == 2
     assert "strict isolation" in capsys.readouterr().err
+
+
+def test_grouped_reading_shares_root_ports_and_random_placement_is_labelled() -> None:
+    """The grouped reading (reproduction's cause finding): a victim's root port carries max - 1 noise nodes,
+    so Table 4's 128-node gather maximum, 1 x 84 + 28 = 112, comes out exactly; Alg. 2 (corrected) isolates."""
+    import random
+
+    from ibcloud.pftree.reproduction import _config, _draw
+
+    f = Fabric.generate("XGFT(2;16,8;1,8)")
+    victims, others, _ = _draw(f, random.Random(3))
+    conf = _config(victims, others)
+    v = [lid for lid, _ in victims]
+    o = [lid for lid, _ in others]
+    grouped = route(f, "pftree", conf, variant="grouped")
+    assert grouped.variant == "grouped"
+    assert max(victim_delays(grouped.tables, v, "gather", o, "shift", runs=4)) == 112
+    assert max(victim_delays(route(f, "pftree", conf).tables, v, "gather", o, "shift", runs=4)) == 31
+    rv, ro, _ = _draw(f, random.Random(3), "random")
+    assert len(rv) == 32 and len(ro) == 96
+    with pytest.raises(ValueError, match="placement"):
+        _draw(f, random.Random(3), "clustered")

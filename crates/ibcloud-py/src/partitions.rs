@@ -274,9 +274,10 @@ fn variant_from(names: &[String]) -> PyResult<PftreeVariant> {
             "alg2-return" => v.literal_alg2_return = true,
             "vl-for-def" => v.vl_for_def = true,
             "marks-only" => v.marks_only = true,
+            "grouped" => v.grouped = true,
             o => {
                 return Err(value_error(format!(
-                    "unknown pftree variant switch '{o}' (corrected, literal, literal-marking, literal-exclusion, leaf-by-leaf, alg2-return, vl-for-def, marks-only)"
+                    "unknown pftree variant switch '{o}' (corrected, literal, literal-marking, literal-exclusion, leaf-by-leaf, alg2-return, vl-for-def, marks-only, grouped)"
                 )))
             }
         }

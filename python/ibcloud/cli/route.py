@@ -246,7 +246,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     cmd.add_argument("--weights", metavar="FILE", help="node weights, 'PORT_GUID WEIGHT' per line (pftree-wt)")
     cmd.add_argument("--variant", action="append", metavar="SWITCH",
                      help="pftree reading: corrected (default), literal, or literal-marking, literal-exclusion, "
-                          "leaf-by-leaf, alg2-return, vl-for-def, marks-only (repeatable)")
+                          "leaf-by-leaf, alg2-return, vl-for-def, marks-only, grouped (repeatable)")
     cmd.add_argument("--qos-dir", metavar="DIR", help="write partitions.conf with SLs and OpenSM QoS files here (pftree)")
     cmd.add_argument("--psl", metavar="FILE", help="write ibdmchk's path-SL file (pftree, with --sl2vl-dump)")
     cmd.add_argument("--sl2vl-dump", metavar="FILE", help="write an opensm-sl2vl.dump for ibdmchk (pftree)")

@@ -194,6 +194,8 @@ impl Pftree {
             let up: usize = tree.up_groups(leaf).map(|g| g.ports.len()).sum();
             let idx: Vec<usize> = if stopped || variant.marks_only {
                 (0..cns.len()).collect()
+            } else if variant.grouped {
+                order::grouped(&slots, self.flavor)
             } else {
                 if variant.literal_alg2_return && cns.len() <= up {
                     stopped = true;
@@ -204,14 +206,17 @@ impl Pftree {
                 seq.push((leaf, slots[i], cns[i]));
             }
         }
-        if self.flavor == Flavor::Ext && !variant.leaf_by_leaf {
+        // The grouped reading routes leaf by leaf without the phy-first
+        // packing pass (that pass is part of the corrected Alg. 2 reading).
+        let leaf_by_leaf = variant.leaf_by_leaf || variant.grouped;
+        if self.flavor == Flavor::Ext && !leaf_by_leaf {
             // Stable: phy nodes of all leaves first.
             seq.sort_by_key(|(_, s, _)| s.policy != Isolation::Phy || s.part.is_none());
         }
 
         let mut tables = ForwardingTables::new(fabric);
         let mut router = route::Router::new(&tree, policy.clone(), self.flavor, variant, global);
-        let phy_first = self.flavor == Flavor::Ext && !variant.leaf_by_leaf;
+        let phy_first = self.flavor == Flavor::Ext && !leaf_by_leaf;
         for (leaf, slot, cn) in &seq {
             let w = if self.flavor == Flavor::Wt {
                 slot.weight

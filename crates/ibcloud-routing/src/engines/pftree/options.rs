@@ -51,6 +51,13 @@ pub struct PftreeVariant {
     /// marks alone break ties (the base pFTree of CCGrid 2015 as seed 002
     /// summarises it; an option to explore the seed's pFTree numbers).
     pub marks_only: bool,
+    /// Route each leaf's nodes grouped by partition (a stable sort by
+    /// partition, routed nodes first), without Alg. 2's interleaving:
+    /// balance first, marks break ties. A reading of "order the nodes on
+    /// each leaf by partition" (E §2.2 step 2) that puts a partition's first
+    /// nodes on separate up-ports; it reproduces the maxima of seed 002's
+    /// Table 4 pFTree column (docs/reproductions/pftree.md).
+    pub grouped: bool,
 }
 
 impl PftreeVariant {
@@ -63,6 +70,7 @@ impl PftreeVariant {
             literal_alg2_return: true,
             vl_for_def: false,
             marks_only: false,
+            grouped: false,
         }
     }
 
@@ -82,6 +90,7 @@ impl PftreeVariant {
             (self.literal_alg2_return, "alg2-return"),
             (self.vl_for_def, "vl-for-def"),
             (self.marks_only, "marks-only"),
+            (self.grouped, "grouped"),
         ] {
             if b {
                 on.push(n);

@@ -36,6 +36,28 @@ pub(crate) fn order_leaf(nodes: &[Slot], up: usize, flavor: Flavor) -> Vec<usize
     out
 }
 
+/// The `grouped` reading: the leaf's nodes sorted by routing partition
+/// (stable, so port order within a partition), nodes without one last;
+/// pFTree-Ext sorts by policy first (Alg. 2 line 4), pFTree-Wt puts a
+/// partition's heavier nodes first.
+pub(crate) fn grouped(nodes: &[Slot], flavor: Flavor) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..nodes.len()).collect();
+    out.sort_by(|&a, &b| {
+        let (x, y) = (&nodes[a], &nodes[b]);
+        let policy = match flavor {
+            Flavor::Ext => y.policy.cmp(&x.policy),
+            _ => std::cmp::Ordering::Equal,
+        };
+        let part = |s: &Slot| s.part.map_or(u32::MAX, u32::from);
+        let weight = match flavor {
+            Flavor::Wt => y.weight.total_cmp(&x.weight),
+            _ => std::cmp::Ordering::Equal,
+        };
+        policy.then(part(x).cmp(&part(y))).then(weight)
+    });
+    out
+}
+
 fn order_partitioned(nodes: &[Slot], up: usize, flavor: Flavor) -> Vec<usize> {
     let n = nodes.len();
     let mut sorted: Vec<usize> = (0..n).collect();
@@ -112,6 +134,16 @@ mod tests {
         let o = order_leaf(&nodes, 2, Flavor::Base);
         // index: P1 a=0, P1 b=2, P2 c=1 (0 taken -> free 1), P2 d=3, P1 e=4, P2 f=5.
         assert_eq!(o, vec![0, 2, 1, 3, 4, 5]);
+    }
+
+    #[test]
+    fn grouped_sorts_by_partition_keeping_port_order() {
+        let mut nodes = [s(2), s(1), s(2), s(1)];
+        nodes[0].part = None;
+        assert_eq!(grouped(&nodes, Flavor::Base), vec![1, 3, 2, 0]);
+        // -Ext: phy first whatever the partition index.
+        nodes[2].policy = Isolation::Phy;
+        assert_eq!(grouped(&nodes, Flavor::Ext), vec![2, 1, 3, 0]);
     }
 
     #[test]

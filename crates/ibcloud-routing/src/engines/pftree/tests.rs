@@ -461,3 +461,42 @@ fn marks_only_shares_where_alg2_isolates() {
     assert_eq!(labels(&f, &marks, &n[0]), ["R1", "R2", "R1", "R2"]);
     assert!(marks.report.partitions.iter().all(|p| !p.shared.is_empty()));
 }
+
+#[test]
+fn grouped_puts_each_partition_on_every_root_where_alg2_isolates() {
+    // Port order a(P2) b(P1) c(P2) d(P1) on both leaves, two roots.
+    let (f, n) = two_level(2, &[4, 4]);
+    let p1 = [n[0][1], n[0][3], n[1][1], n[1][3]];
+    let p2 = [n[0][0], n[0][2], n[1][0], n[1][2]];
+    let o = |variant| EngineOptions {
+        partitions: Some(conf(&[
+            ("P1", &p1, Isolation::Def),
+            ("P2", &p2, Isolation::Def),
+        ])),
+        pftree_variant: variant,
+        ..Default::default()
+    };
+    let with_order = run(Flavor::Base, &f, o(PftreeVariant::default()));
+    assert!(with_order
+        .report
+        .partitions
+        .iter()
+        .all(|p| p.shared.is_empty()));
+    // Grouped: b, d (P1) first take one root each (balance first), then a, c
+    // (P2) fill the second port of each root: every root link is shared.
+    let grouped = run(
+        Flavor::Base,
+        &f,
+        o(PftreeVariant {
+            grouped: true,
+            ..Default::default()
+        }),
+    );
+    assert_eq!(grouped.variant, "grouped");
+    assert_eq!(labels(&f, &grouped, &n[0]), ["R1", "R1", "R2", "R2"]);
+    assert!(grouped
+        .report
+        .partitions
+        .iter()
+        .all(|p| !p.shared.is_empty()));
+}
