@@ -78,6 +78,46 @@ def table_v(round_seconds: float = 20.0, seed: int = 1) -> list[dict[str, Any]]:
     return rows
 
 
+def table_v_retries(round_seconds: float = 20.0, seed: int = 1, retries: int = 3,
+                    queue_limit: int | None = 60) -> list[dict[str, Any]]:
+    """Table V's saturated rows with the client's kernel re-sending a
+    dropped query (``retries`` times, the model's 10 ms timeout) and the
+    response time counted from the first send — a reading of "each query
+    waits for its reply or a timeout" beside the baseline's (a timed-out
+    query is given up and not timed). Reported beside, never judged.
+
+    >>> rows = table_v_retries(round_seconds=0.5)
+    >>> [(r["n"], r["k"]) for r in rows], rows[0]["retries"]
+    ([(4, 8), (5, 8), (5, 1)], 3)
+    """
+    from ibcloud import _native
+
+    rows = []
+    for n, k in ((4, 8), (5, 8), (5, 1)):
+        p = json.loads(_native.sa_service_paper(n, k))
+        p.update(round_s=round_seconds, seed=seed, retries=retries)
+        p["server"]["queue_limit"] = queue_limit
+        last = json.loads(_native.sa_service_experiment(json.dumps(p)))[-1]
+        paper = TABLE_V[(n, k)]
+        rows.append({"n": n, "k": k, "retries": retries, "queue_limit": queue_limit,
+                     "sif_qps": last["sif_qps"], "mean_ms": last["sif_mean_ms"], "median_ms": last["sif_median_ms"],
+                     "std_ms": last["sif_std_ms"], "total_qps": last["total_qps"],
+                     "paper_sif": paper[4], "paper_mean": paper[5], "paper_median": paper[6], "paper_std": paper[7]})
+    return rows
+
+
+def sif_period_check(row: dict[str, Any], sif_ceiling_qps: float = 440.0) -> float:
+    """The SIF rate a closed loop would have if every query's time were in
+    its response time: 1 / (mean + the SIF host's 1/440 s). Table V obeys it
+    (8.04 ms → 97 Q/s, printed 98); a model that loses time in uncounted
+    timeouts falls below it.
+
+    >>> round(sif_period_check({"r25_mean_ms": 8.04}))
+    97
+    """
+    return 1e3 / (row["r25_mean_ms"] + 1e3 / sif_ceiling_qps)
+
+
 def migrations(seed: int = 1) -> list[dict[str, Any]]:
     """Figs. 5–7 and the beyond-the-paper cases from the end-node model.
 
@@ -250,6 +290,10 @@ def reproduce(*, round_seconds: float = 20.0, flood_presets: list[str] | None = 
         "peer_flood": peer_flood(),
         "flood": flood_measurements(flood_presets, [1, 4, 16], flood_seconds) if flood_presets else {},
     }
+    # Beside the baseline: the kernel-retry reading (the skew mechanism), and
+    # the SIF rate Table V's own period arithmetic gives from our mean.
+    rep["variants"] = {"kernel_retries": table_v_retries(round_seconds, seed),
+                       "sif_rate_from_mean": {f"{r['n']},{r['k']}": sif_period_check(r) for r in tv}}
     sp, lt, ca = by["Fig. 5 Shared Port"], by["Fig. 6 LIDtracker"], by["Fig. 7 LIDtracker + cache"]
     checks = _checks(tv, sp, lt, ca, bound)
     rep["checks"] = [c.as_dict() for c in checks]
@@ -388,6 +432,16 @@ def run(args: argparse.Namespace) -> int:
             model = (e.get("model") or {}).get(w)
             print(f"  W={w:<3} {run_['qps']:>8.0f} Q/s (reference {_fmt(ref)}; model {_fmt(model)})  p50 "
                   f"{_fmt(run_['p50_us'])} µs  p99 {_fmt(run_['p99_us'])} µs  valid {run_['valid']}/{run_['answered']}")
+    print("\nVariant beside the baseline (not judged): the client's kernel re-sends a dropped query 3 × 10 ms,")
+    print("response time from the first send (queue bound 60 as calibrated) — ours (paper)")
+    for r in rep["variants"]["kernel_retries"]:
+        print(f"  n={r['n']},k={r['k']}: SIF {r['sif_qps']:.0f} ({r['paper_sif']}) Q/s, mean {r['mean_ms']:.2f} "
+              f"({r['paper_mean']:.2f}), median {r['median_ms']:.2f} ({r['paper_median']:.2f}), sd {r['std_ms']:.2f} "
+              f"({r['paper_std']:.2f}) ms, median/mean {r['median_ms'] / r['mean_ms']:.2f} "
+              f"({r['paper_median'] / r['paper_mean']:.2f})")
+    rate = rep["variants"]["sif_rate_from_mean"]
+    print("SIF rate if no time were lost outside the response time, 1/(mean + 1/440 s): "
+          + ", ".join(f"n,k={key}: {v:.0f}" for key, v in rate.items()) + " Q/s")
     print("\nBeyond the paper: " + ", ".join(f"{k}={'ok' if v else 'FAIL'}" for k, v in rep["diagnostics"].items()))
     if "plots" in rep:
         print(f"Plots in {rep['plots']}")
