@@ -183,18 +183,21 @@ def _bisect_equal_delay(trace: Trace, t1, heads: Dict[str, Any], fit: str, unit:
     two Table I rows that bracket it; see :func:`equal_delay_threshold`), its
     worst host, filling and the worst-host ratio. Reported beside R6, never
     judged: the paper's own pair (θ 70 %) is the claim."""
-    eq = heads.get("equal_delay")
-    if not eq:
-        return
-    target = eq["delay"]["avg_delay"]
-    below = [th for th in t1.index if t1.loc[th, "avg_delay"] < target]
-    above = [th for th in t1.index if t1.loc[th, "avg_delay"] >= target]
-    if not below or not above:
-        return
-    m = equal_delay_threshold(trace, target, low=float(max(below)), high=float(min(above)), steps=8, fit=fit,
-                              unit=unit)
-    m["max_delay_ratio"] = m["max_delay"] / eq["delay"]["max_delay"] if eq["delay"]["max_delay"] > 0 else None
-    eq["bisected"] = m
+    for key, column in (("equal_delay", "avg_delay"), ("equal_utilisation", "avg_filling")):
+        eq = heads.get(key)
+        if not eq:
+            continue
+        target = eq["delay"][column]
+        below = [th for th in t1.index if t1.loc[th, column] < target]
+        above = [th for th in t1.index if t1.loc[th, column] >= target]
+        if not below or not above:
+            continue
+        m = equal_delay_threshold(trace, target, low=float(max(below)), high=float(min(above)), steps=8, fit=fit,
+                                  unit=unit, column=column)
+        d = eq["delay"]
+        m["max_delay_ratio"] = m["max_delay"] / d["max_delay"] if d["max_delay"] > 0 else None
+        m["avg_delay_ratio"] = m["avg_delay"] / d["avg_delay"] if d["avg_delay"] > 0 else None
+        eq["bisected"] = m
 
 
 def _first_hosts(bins) -> List[float]:
@@ -461,6 +464,11 @@ def render(rep: Reproduction, console) -> None:
                       f"{o['utilisation']['avg_filling']:.1f} → {o['delay']['avg_filling']:.1f} %",
                       f"{o['matched_avg_filling']:.1f} %", end_section=True)
     console.print(table)
+    u = (rep.headlines.get("equal_utilisation") or {}).get("bisected")
+    if u:
+        console.print(f"Equal utilisation read exactly (beside R6b, not judged): utilisation θ {u['threshold']:.2f} % "
+                      f"fills {u['avg_filling']:.1f} % (delay packing {u['target_avg_delay']:.1f} %), average delay "
+                      f"{u['avg_delay']:.2f} min/day → {u['avg_delay_ratio']:.1f}×.")
     b = (rep.headlines.get("equal_delay") or {}).get("bisected")
     if b:
         console.print(f"Equal average delay read exactly (beside R6, not judged): utilisation θ {b['threshold']:.2f} % "
