@@ -106,6 +106,40 @@ def table_v_retries(round_seconds: float = 20.0, seed: int = 1, retries: int = 3
     return rows
 
 
+def retry_grid(round_seconds: float = 20.0, seed: int = 1, retries: tuple[int, ...] = (1, 2, 3),
+               timeouts_ms: tuple[float, ...] = (5.0, 10.0, 20.0),
+               bounds: tuple[int, ...] = (30, 45, 60)) -> list[dict[str, Any]]:
+    """The kernel-retry reading over a grid of retries × timeouts × SM
+    bounds at n = 4 and 5 (k = 8), each row with its largest relative error
+    against Table V's SIF rate, mean and median (``--retry-grid``; the table
+    in docs/reproductions/sa-cache.md, V5).
+
+    >>> g = retry_grid(round_seconds=0.2, retries=(1,), timeouts_ms=(10.0,), bounds=(30,))
+    >>> len(g), sorted(g[0]["rows"])
+    (1, ['4,8', '5,8'])
+    """
+    from ibcloud import _native
+
+    out = []
+    for r in retries:
+        for t in timeouts_ms:
+            for b in bounds:
+                rows, err = {}, 0.0
+                for n, k in ((4, 8), (5, 8)):
+                    p = json.loads(_native.sa_service_paper(n, k))
+                    p.update(round_s=round_seconds, seed=seed, retries=r, timeout_ms=t)
+                    p["server"]["queue_limit"] = b
+                    last = json.loads(_native.sa_service_experiment(json.dumps(p)))[-1]
+                    paper = TABLE_V[(n, k)]
+                    rows[f"{n},{k}"] = {"sif_qps": last["sif_qps"], "mean_ms": last["sif_mean_ms"],
+                                        "median_ms": last["sif_median_ms"], "total_qps": last["total_qps"]}
+                    for ours, want in ((last["sif_qps"], paper[4]), (last["sif_mean_ms"], paper[5]),
+                                       (last["sif_median_ms"], paper[6])):
+                        err = max(err, abs(ours / want - 1))
+                out.append({"retries": r, "timeout_ms": t, "bound": b, "rows": rows, "worst_rel_err": err})
+    return out
+
+
 def sif_period_check(row: dict[str, Any], sif_ceiling_qps: float = 440.0) -> float:
     """The SIF rate a closed loop would have if every query's time were in
     its response time: 1 / (mean + the SIF host's 1/440 s). Table V obeys it
@@ -410,6 +444,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the models")
     parser.add_argument("--out", type=Path, default=Path("out/reproductions/sa-cache"), help="plot folder")
     parser.add_argument("--no-plots", action="store_true", help="write no plots")
+    parser.add_argument("--retry-grid", action="store_true",
+                        help="also run the kernel-retry reading over 27 settings (V5's evidence; about 4 min)")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -431,6 +467,8 @@ def run(args: argparse.Namespace) -> int:
     """
     rep = reproduce(round_seconds=args.round_seconds, flood_presets=[] if args.no_flood else args.flood_presets,
                     flood_seconds=args.flood_seconds, out=args.out, plots=not args.no_plots, seed=args.seed)
+    if getattr(args, "retry_grid", False):
+        rep["variants"]["retry_grid"] = retry_grid(args.round_seconds, args.seed)
     if args.json:
         print(json.dumps(_slim(rep), indent=2))
         return 0 if rep["ok"] else 1
@@ -485,6 +523,10 @@ def run(args: argparse.Namespace) -> int:
           f"(reset: {dist(kb['lidtracker_reset'])}; paper 1); Shared Port server excess "
           f"{min(kb['shared_port_kept'])}-{max(kb['shared_port_kept'])} (reset: {min(kb['shared_port_reset'])}-"
           f"{max(kb['shared_port_reset'])}; paper 140)")
+    for g in rep["variants"].get("retry_grid", []):
+        print(f"  retries {g['retries']}, timeout {g['timeout_ms']:g} ms, bound {g['bound']}: " + "; ".join(
+            f"n,k={key}: SIF {v['sif_qps']:.0f} mean {v['mean_ms']:.2f} median {v['median_ms']:.2f} total "
+            f"{v['total_qps']:.0f}" for key, v in g["rows"].items()) + f"; worst relative error {g['worst_rel_err']:.2f}")
     print("\nBeyond the paper: " + ", ".join(f"{k}={'ok' if v else 'FAIL'}" for k, v in rep["diagnostics"].items()))
     if "plots" in rep:
         print(f"Plots in {rep['plots']}")
