@@ -108,6 +108,13 @@ pub struct EndNodeParams {
     pub cm_latency_s: f64,
     /// Seed of the backoff draws.
     pub seed: u64,
+    /// The migrated server's RDS reconnect backoff survives the live
+    /// migration (kernel state moves with the VM; its attempts while the VF
+    /// is gone fail locally, before any SA query, and double the ceiling up
+    /// to `backoff_max_s`), instead of starting again from `backoff_min_s`
+    /// at the attach (false, the default).
+    #[serde(default)]
+    pub server_backoff_kept: bool,
 }
 
 impl Default for EndNodeParams {
@@ -131,6 +138,7 @@ impl Default for EndNodeParams {
             sa_rtt_s: 0.0005,
             cm_latency_s: 0.0002,
             seed: 1,
+            server_backoff_kept: false,
         }
     }
 }
@@ -535,7 +543,13 @@ impl<'a> Sim<'a> {
                 }
                 self.nodes[1].req = None;
                 self.nodes[1].busy = false;
-                self.nodes[1].backoff = self.p.backoff_min_s;
+                self.nodes[1].backoff = if self.p.server_backoff_kept {
+                    // Attempts failing locally since the detach (24 s, far
+                    // more than the doublings up to the ceiling take).
+                    self.p.backoff_max_s
+                } else {
+                    self.p.backoff_min_s
+                };
                 self.backoff(1);
             }
         }
@@ -682,5 +696,27 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(simulate(&p), simulate(&p));
+    }
+
+    #[test]
+    fn a_kept_server_backoff_cuts_the_queries_after_a_lidtracker_migration() {
+        // Reset at the attach, the server's first ten doublings from 1 ms
+        // take under a second: most of its queries before the client's
+        // retransmission arrives. Kept at the ceiling, only a few remain.
+        let count = |kept: bool, seed: u64| {
+            let r = simulate(&EndNodeParams {
+                mode: AddressMode::LidTracker,
+                server_backoff_kept: kept,
+                seed,
+                ..EndNodeParams::default()
+            });
+            (r.nodes[1].sa_after_attach, r.restored_s)
+        };
+        let (reset, kept): (Vec<_>, Vec<_>) =
+            (1..=20).map(|s| (count(false, s), count(true, s))).unzip();
+        eprintln!("reset {reset:?}\nkept {kept:?}");
+        let sum = |v: &[(u64, Option<f64>)]| v.iter().map(|x| x.0).sum::<u64>();
+        assert!(sum(&kept) * 2 < sum(&reset), "{reset:?} {kept:?}");
+        assert!(kept.iter().all(|x| x.1.is_some()));
     }
 }
