@@ -79,6 +79,15 @@ def test_consolidate_bad_input_exits_2(argv, message, tmp_path, capsys):
     assert err.startswith("ibcloud: error:") and message in err and "Traceback" not in err
 
 
+def test_reproduce_delay_bad_trace_is_a_usage_error_not_a_failed_task(tmp_path, capsys):
+    # The reproduction runs as a campaign task; its bad-input error must come back as the CLI's own.
+    out = tmp_path / "out"
+    assert main(["reproduce", "delay", "--trace", str(ROOT / "plain.csv"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ibcloud: error:") and "at least two whole days" in err
+    assert "Traceback" not in err and "did not finish" not in err
+
+
 def test_consolidate_drops_bad_vms_when_asked(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("vm_id,vcpus,minute_index,cpu_pct_of_one_core\na,1,0,5\na,1,1,-3\nb,1,0,5\nb,1,1,5\n")

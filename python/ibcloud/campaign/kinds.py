@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from ibcloud.exceptions import IbcloudError
+
 __all__ = ["KINDS", "Kind", "Outcome", "Param", "execute"]
 
 
@@ -408,8 +410,14 @@ def _reproduce(s: Dict[str, Any]) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="ibcloud-reproduce-") as tmp:
         options = parser.parse_args(list(s["options"]) + ["--out", tmp])
         text = io.StringIO()
-        with contextlib.redirect_stdout(text):
-            status = int(module.run(options))
+        try:
+            with contextlib.redirect_stdout(text):
+                status = int(module.run(options))
+        except IbcloudError as err:
+            # Bad input found by the reproduction itself (a short trace, an impossible size): the user's
+            # mistake, not a crash. The CLI turns this row back into "ibcloud: error: ..." with status 2.
+            return Outcome([{"record": "summary", "status": 2, "output": text.getvalue(), "json": "",
+                             "error": str(err)}], {}, status=2)
         for path in sorted(Path(tmp).rglob("*")):
             if path.is_file() and path.suffix in (".png", ".csv", ".json", ".md", ".txt") and path.stat().st_size < 5_000_000:
                 files[str(path.relative_to(tmp))] = path.read_bytes()

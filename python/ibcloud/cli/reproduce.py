@@ -146,6 +146,14 @@ def _run(args: argparse.Namespace) -> int:
             report.append({"reproduction": name, "status": None, "finished": False})
             continue
         row = rows.iloc[0]
+        error = row.get("error")
+        if isinstance(error, str) and error:
+            if len(names) == 1:
+                raise IbcloudError(error)
+            print(f"ibcloud: reproduction {name}: error: {error}", file=sys.stderr)
+            report.append({"reproduction": name, "status": int(ExitStatus.ERROR), "finished": False, "error": error})
+            status = ExitStatus.ERROR
+            continue
         if len(names) > 1 and not args.json:
             print(f"=== reproduce {name} ({row.seconds:.1f} s, "
                   f"{'every prediction holds' if row.status == 0 else 'a prediction does not hold'})")
@@ -158,7 +166,7 @@ def _run(args: argparse.Namespace) -> int:
                            "seconds": float(row.seconds), "out": str(target), "result": _json_or_text(text)})
         else:
             sys.stdout.write(text)
-        if int(row.status) != 0:
+        if int(row.status) != 0 and status == ExitStatus.SUCCESS:
             status = ExitStatus.FAILURE
         if files.is_dir():
             shutil.copytree(files, target, dirs_exist_ok=True)
