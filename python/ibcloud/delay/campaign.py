@@ -311,6 +311,7 @@ def headline_ratios(t1, t2) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+@checked_ints(steps=(1, 64))
 def equal_delay_threshold(trace: Trace, target_avg_delay: float, low: float = 30.0, high: float = 100.0,
                           steps: int = 10, fit: str = "best", unit: str = "wall_minutes",
                           cores: Sequence[float] = CORES, column: str = "avg_delay") -> Dict[str, Any]:

@@ -32,6 +32,7 @@ from typing import Dict, List
 
 from ibcloud.fabric import Fabric
 from ibcloud.partitions import Partition, PartitionConfig, leaf_nodes, route
+from ibcloud.safeio import checked_ints
 
 __all__ = ["PAPER", "HOST_MBPS", "PARTITIONS", "run"]
 
@@ -51,6 +52,7 @@ def _config(names) -> PartitionConfig:
     ])
 
 
+@checked_ints(phase_us=(1, 10**9), mtu=(256, 4096))
 def run(phase_us: int = 200, mtu: int = 2048) -> Dict[str, List[float]]:
     """Mean A→E rate (MB/s) in each of the five phases, per engine:
     ``pftree``, ``pftree-ext``, ``pftree one VL`` (pFTree's tables with
