@@ -73,14 +73,20 @@ struct PortState {
     wait_acc: Time,
     /// HCA: the host DMA engine is free again at this time.
     dma_free: Time,
+    /// Sequence number reserved for this transmission's TX_DONE (switch
+    /// outputs): the event is scheduled only when something waits behind
+    /// the packet, and then with this number, so it runs exactly where it
+    /// would have run had it been scheduled at transmission.
+    tx_seq: u64,
     /// Input FIFO whose head is on the wire (switch outputs), or NONE.
     cur_fifo: u32,
     /// Requests queued at this output (all VLs).
     pending: u32,
     busy: bool,
-    /// A TX_DONE event is scheduled. Switch outputs always get one; an HCA
-    /// gets one only when something waits to be sent, otherwise its link
-    /// goes idle silently at `tx_end` (see `try_send`).
+    /// A TX_DONE event is scheduled. An output gets one only when something
+    /// waits to be sent on it (or, at a switch, behind its packet in the
+    /// input FIFO); otherwise its link goes idle silently at `tx_end` and
+    /// the next look at it retires the transmission (see `retire`).
     tx_done_due: bool,
     up: bool,
     wake_pending: bool,
@@ -94,6 +100,7 @@ impl Default for PortState {
             wait_since: NO_TIME,
             wait_acc: 0,
             dma_free: 0,
+            tx_seq: 0,
             cur_fifo: NONE,
             pending: 0,
             busy: false,
@@ -169,6 +176,8 @@ pub struct Simulation {
     end: Time,
     now: Time,
     seq: u64,
+    /// Sequence number of the event being run.
+    cur_seq: u64,
     heap: EventQueue,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
@@ -197,7 +206,9 @@ pub struct Simulation {
     req: Vec<VecDeque<u32>>,
     queued_units: Vec<u32>,
     fifo: Vec<VecDeque<u32>>,
-    head_busy: Vec<bool>,
+    /// Per input FIFO: the output its head is being sent on, or NONE (the
+    /// packet record itself moves on with the packet).
+    head_at: Vec<u32>,
     last_pop: Vec<Time>,
     // Per endpoint.
     sink_busy: Vec<bool>,
@@ -378,6 +389,7 @@ impl Simulation {
             end,
             now: 0,
             seq: 0,
+            cur_seq: 0,
             heap: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 14),
             free: Vec::new(),
@@ -402,7 +414,7 @@ impl Simulation {
             req: (0..nslots * v).map(|_| VecDeque::new()).collect(),
             queued_units: vec![0; nslots * v],
             fifo: (0..nslots * v).map(|_| VecDeque::new()).collect(),
-            head_busy: vec![false; nslots * v],
+            head_at: vec![NONE; nslots * v],
             last_pop: vec![0; nslots * v],
             sink_busy: vec![false; neps],
             sink_rr: vec![0; neps],
@@ -667,6 +679,7 @@ impl Simulation {
         let iv = self.cfg.sweep_interval;
         {
             self.now = ev.t;
+            self.cur_seq = ev.seq();
             self.events += 1;
             match ev.kind() {
                 TX_DONE => self.tx_done(ev.a),
@@ -709,8 +722,8 @@ impl Simulation {
                     what: format!("more than {} events (max-events)", self.cfg.max_events),
                 });
             }
-            if let Some(e) = self.fatal.take() {
-                return Err(e);
+            if self.fatal.is_some() {
+                return Err(self.fatal.take().expect("checked"));
             }
         }
         Ok(())
@@ -731,16 +744,60 @@ impl Simulation {
         if fid != NONE {
             self.ports[s].cur_fifo = NONE;
             let f = fid as usize;
-            let pid = self.fifo[f].pop_front().expect("head in service");
-            self.head_busy[f] = false;
+            self.fifo[f].pop_front().expect("head in service");
+            self.head_at[f] = NONE;
             self.last_pop[f] = self.now;
-            let units = self.pkts[pid as usize].units;
-            self.return_credit(fid, units as u32, self.now);
+            // Its credits went back when it started (`try_send_switch`).
             if !self.fifo[f].is_empty() {
                 self.head_request(fid);
             }
         }
         self.try_send(slot);
+    }
+
+    /// Output `s` finished its transmission at `tx_end` (now or earlier)
+    /// without a TX_DONE event, because nothing waited for it: the link is
+    /// free and a switch output's packet leaves its input FIFO, as the
+    /// TX_DONE would have done at `tx_end`.
+    fn retire(&mut self, s: usize) {
+        debug_assert!(self.ports[s].busy && !self.ports[s].tx_done_due);
+        debug_assert!(self.now >= self.ports[s].tx_end);
+        self.ports[s].busy = false;
+        let fid = self.ports[s].cur_fifo;
+        if fid != NONE {
+            self.ports[s].cur_fifo = NONE;
+            let f = fid as usize;
+            self.fifo[f].pop_front().expect("head in service");
+            self.head_at[f] = NONE;
+            self.last_pop[f] = self.ports[s].tx_end;
+            if !self.fifo[f].is_empty() {
+                self.head_request(fid);
+            }
+        }
+    }
+
+    /// Output `s` is sending without a TX_DONE event and something now
+    /// waits for it: retire the transmission if it has ended, else schedule
+    /// the event (a switch output's with its reserved sequence number).
+    #[inline]
+    fn need_tx_done(&mut self, s: usize) {
+        let end = self.ports[s].tx_end;
+        let is_switch = self.net.slots[s].is_switch;
+        // At `tx_end` itself, a switch output's TX_DONE has run already
+        // only if it comes before the current event.
+        if self.now > end || (self.now == end && (!is_switch || self.ports[s].tx_seq < self.cur_seq))
+        {
+            self.retire(s);
+        } else {
+            self.ports[s].tx_done_due = true;
+            let t = end;
+            if is_switch {
+                let seq = self.ports[s].tx_seq;
+                self.heap.push(Ev::new(t, seq, TX_DONE, s as u32, 0));
+            } else {
+                self.push(t, TX_DONE, s as u32, 0);
+            }
+        }
     }
 
     /// Returns `units` credits of input buffer `fid` to the sender upstream:
@@ -818,6 +875,18 @@ impl Simulation {
         self.counters[s].rcv_bytes += wire as u64;
         self.counters[s].rcv_pkts += 1;
         let fid = s * v + vl;
+        if self.net.slots[s].is_switch {
+            if !self.fifo[fid].is_empty() {
+                let o = self.head_at[fid] as usize;
+                if o != NONE as usize && !self.ports[o].tx_done_due {
+                    // The head is on the wire without a TX_DONE: this packet
+                    // waits behind it.
+                    {
+                        self.need_tx_done(o);
+                    }
+                }
+            }
+        }
         let info = &self.net.slots[s];
         if info.is_switch {
             let node = info.node;
@@ -965,14 +1034,10 @@ impl Simulation {
     fn try_send(&mut self, slot: u32) {
         let s = slot as usize;
         if self.ports[s].busy && !self.ports[s].tx_done_due {
-            // An HCA link without a TX_DONE event: idle since `tx_end`, or
-            // it needs the event now that something waits.
-            if self.now >= self.ports[s].tx_end {
-                self.ports[s].busy = false;
-            } else if self.ports[s].pending > 0 {
-                self.ports[s].tx_done_due = true;
-                let t = self.ports[s].tx_end;
-                self.push(t, TX_DONE, slot, 0);
+            // A link without a TX_DONE event: idle since `tx_end`, or it
+            // needs the event now that something waits.
+            if self.now >= self.ports[s].tx_end || self.ports[s].pending > 0 {
+                self.need_tx_done(s);
             }
         }
         if self.waiting_output(s) {
@@ -1032,7 +1097,7 @@ impl Simulation {
         let fid = self.req[k].pop_front().expect("eligible");
         self.ports[s].pending -= 1;
         let pid = *self.fifo[fid as usize].front().expect("head");
-        self.head_busy[fid as usize] = true;
+        self.head_at[fid as usize] = s as u32;
         self.ports[s].cur_fifo = fid;
         let units = self.pkts[pid as usize].units as u32;
         self.queued_units[k] -= units;
@@ -1041,6 +1106,11 @@ impl Simulation {
         }
         let wire = self.transmit(s, pid, vl);
         self.charge_arb(s, hi, units, wire);
+        // The packet leaves its input buffer when its tail has gone out:
+        // its credits are on their way back from then on (taken in by the
+        // sender when they arrive, see `return_credit`).
+        let end = self.ports[s].tx_end;
+        self.return_credit(fid, units, end);
     }
 
     /// Congestion control at a switch output (IBA A10): output VL `k` is
@@ -1117,7 +1187,17 @@ impl Simulation {
         self.packet_hops += 1;
         self.ports[s].busy = true;
         self.ports[s].tx_end = end;
-        if self.net.slots[s].is_switch || self.ports[s].pending > 0 {
+        self.ports[s].tx_done_due = false;
+        if self.net.slots[s].is_switch {
+            self.seq += 1;
+            self.ports[s].tx_seq = self.seq;
+            let fid = self.ports[s].cur_fifo;
+            let behind = fid != NONE && self.fifo[fid as usize].len() > 1;
+            if self.ports[s].pending > 0 || behind {
+                self.ports[s].tx_done_due = true;
+                self.heap.push(Ev::new(end, self.seq, TX_DONE, s as u32, 0));
+            }
+        } else if self.ports[s].pending > 0 {
             self.ports[s].tx_done_due = true;
             self.push(end, TX_DONE, s as u32, 0);
         }
@@ -1747,7 +1827,7 @@ impl Simulation {
         let horizon = self.last_sweep;
         let blocked_next = |f: usize| -> Option<usize> {
             let pid = *self.fifo[f].front()?;
-            if self.head_busy[f] || self.last_pop[f] > horizon || self.now == horizon {
+            if self.head_at[f] != NONE || self.last_pop[f] > horizon || self.now == horizon {
                 return None;
             }
             let p = &self.pkts[pid as usize];
