@@ -178,6 +178,13 @@ pub struct Simulation {
     seq: u64,
     /// Sequence number of the event being run.
     cur_seq: u64,
+    /// HCAs take each packet at its tail in one event (set by `begin`):
+    /// with one VL and no sink rate limit an HCA's sink is always free when
+    /// a packet's head comes in (the previous tail is in by then), so the
+    /// completion time is the tail. Off with congestion control (the
+    /// fields it needs carry the arrival's record) and for external
+    /// drivers (their delivery order at equal times is kept as is).
+    direct_sink: bool,
     heap: EventQueue,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
@@ -390,6 +397,7 @@ impl Simulation {
             now: 0,
             seq: 0,
             cur_seq: 0,
+            direct_sink: false,
             heap: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 14),
             free: Vec::new(),
@@ -667,6 +675,10 @@ impl Simulation {
         }
         let iv = self.cfg.sweep_interval;
         self.push(iv.min(self.end), SWEEP, 0, 0);
+        self.direct_sink = self.v == 1
+            && self.sink_kbps.is_none()
+            && self.cc.is_none()
+            && self.delivery_log.is_none();
         Ok(())
     }
 
@@ -785,7 +797,8 @@ impl Simulation {
         let is_switch = self.net.slots[s].is_switch;
         // At `tx_end` itself, a switch output's TX_DONE has run already
         // only if it comes before the current event.
-        if self.now > end || (self.now == end && (!is_switch || self.ports[s].tx_seq < self.cur_seq))
+        if self.now > end
+            || (self.now == end && (!is_switch || self.ports[s].tx_seq < self.cur_seq))
         {
             self.retire(s);
         } else {
@@ -1201,7 +1214,29 @@ impl Simulation {
             self.ports[s].tx_done_due = true;
             self.push(end, TX_DONE, s as u32, 0);
         }
-        self.push(head, ARRIVE, remote, pid);
+        let sink_ep = if remote_switch {
+            NONE
+        } else {
+            self.net.slots[remote as usize].ep
+        };
+        if self.direct_sink && sink_ep != NONE {
+            // The receiving HCA takes the packet when its tail is in (its
+            // sink is never busy then, see `direct_sink`): one event at the
+            // tail instead of an arrival at the head and a completion at
+            // the tail. The arrival's sequence number is reserved, and the
+            // head time kept, so that sweeps count the receive as the
+            // arrival event would have (`sink_rcv_in_flight`).
+            self.seq += 1;
+            let arrive_seq = self.seq;
+            let p = &mut self.pkts[pid as usize];
+            let tail = p.tail;
+            p.out_slot = (tail - head).min(u32::MAX as Time) as u32;
+            p.qp = arrive_seq as u32;
+            self.fifo[remote as usize * self.v + vl as usize].push_back(pid);
+            self.push(tail, SINK_DONE, sink_ep, vl as u32);
+        } else {
+            self.push(head, ARRIVE, remote, pid);
+        }
         wire
     }
 
@@ -1433,6 +1468,11 @@ impl Simulation {
         let pid = self.fifo[fid].pop_front().expect("sink packet");
         self.last_pop[fid] = self.now;
         let p = self.pkts[pid as usize];
+        if self.direct_sink {
+            let c = &mut self.counters[s];
+            c.rcv_bytes += (p.payload + self.cfg.wire_overhead_bytes) as u64;
+            c.rcv_pkts += 1;
+        }
         self.return_credit(fid as u32, p.units as u32, self.now);
         let f = p.flow as usize;
         if p.flags & F_CNP != 0 {
@@ -1474,8 +1514,45 @@ impl Simulation {
             }
         }
         self.free.push(pid);
-        self.sink_busy[ep as usize] = false;
-        self.start_sink(ep);
+        if !self.direct_sink {
+            self.sink_busy[ep as usize] = false;
+            self.start_sink(ep);
+        }
+    }
+
+    /// With `direct_sink`: (bytes, packets) whose head has reached an HCA
+    /// by now but whose tail has not, which the original arrival event
+    /// would have counted as received already. `inclusive`: count a head
+    /// arriving exactly now whatever its order (the end of the run, every
+    /// event up to now has run); else only one whose arrival would have
+    /// come before the event being run.
+    fn sink_rcv_in_flight(&self, inclusive: bool) -> Vec<(usize, u64, u64)> {
+        let mut out = Vec::new();
+        if !self.direct_sink {
+            return out;
+        }
+        let cur = self.cur_seq;
+        for &slot in &self.net.ep_slot {
+            let s = slot as usize;
+            let (mut bytes, mut pkts) = (0u64, 0u64);
+            for &pid in &self.fifo[s * self.v] {
+                let p = &self.pkts[pid as usize];
+                let head = p.tail - p.out_slot as Time;
+                // `qp` holds the low 32 bits of the arrival's sequence
+                // number; a packet in flight is far fewer than 2^31 events
+                // from now, so the wrapped difference says which came first.
+                let before_cur = (cur as u32).wrapping_sub(p.qp) as i32 > 0;
+                let arrived = head < self.now || (head == self.now && (inclusive || before_cur));
+                if arrived {
+                    bytes += (p.payload + self.cfg.wire_overhead_bytes) as u64;
+                    pkts += 1;
+                }
+            }
+            if pkts > 0 {
+                out.push((s, bytes, pkts));
+            }
+        }
+        out
     }
 
     fn flow_vl_for_sl(&self, s: usize, sl: u8) -> u8 {
@@ -1722,6 +1799,13 @@ impl Simulation {
 
     fn sweep(&mut self) {
         self.snapshot_counters();
+        // Receives whose head is in but whose tail is not (`direct_sink`)
+        // count during the sweep, as their arrival events would have.
+        let in_flight = self.sink_rcv_in_flight(false);
+        for &(s, bytes, pkts) in &in_flight {
+            self.counters[s].rcv_bytes += bytes;
+            self.counters[s].rcv_pkts += pkts;
+        }
         for k in 0..self.credits.len() {
             self.absorb_credits(k);
         }
@@ -1815,6 +1899,10 @@ impl Simulation {
             });
         }
         self.prev_counters.clone_from(&self.counters);
+        for &(s, bytes, pkts) in &in_flight {
+            self.counters[s].rcv_bytes -= bytes;
+            self.counters[s].rcv_pkts -= pkts;
+        }
         self.last_sweep = self.now;
     }
 
@@ -1962,6 +2050,11 @@ impl Simulation {
 
     fn result(&mut self) -> SimResult {
         self.snapshot_counters();
+        for (s, bytes, pkts) in self.sink_rcv_in_flight(true) {
+            self.counters[s].rcv_bytes += bytes;
+            self.counters[s].rcv_pkts += pkts;
+        }
+        self.direct_sink = false;
         let flows = self
             .flows
             .iter()
