@@ -3,7 +3,8 @@
 //! prints set-up and run CPU seconds, events per packet, µs per event and the
 //! process's peak memory. A fifth argument `ports` records port counters
 //! every microsecond and adds them to the fingerprint (checks that an
-//! engine change keeps what sweeps and controllers see).
+//! engine change keeps what sweeps and controllers see); a sixth replaces
+//! the uniform traffic with any compact traffic spec.
 
 use ibcloud_netsim::time::parse_duration;
 use ibcloud_netsim::{SimConfig, Simulation, TrafficSpec};
@@ -52,7 +53,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         ..SimConfig::default()
     };
-    let spec = TrafficSpec::parse_compact(&format!("uniform:load={load},size={size},poisson=1"))?;
+    let traffic = args
+        .get(6)
+        .cloned()
+        .unwrap_or_else(|| format!("uniform:load={load},size={size},poisson=1"));
+    let spec = TrafficSpec::parse_compact(&traffic)?;
     let c0 = cpu_s();
     let mut sim = Simulation::new(&f, &t, &cfg, &spec, end)?;
     let setup = cpu_s() - c0;

@@ -759,7 +759,13 @@ impl Simulation {
             self.fifo[f].pop_front().expect("head in service");
             self.head_at[f] = NONE;
             self.last_pop[f] = self.now;
-            // Its credits went back when it started (`try_send_switch`).
+            // Its credits, queued when it started (`try_send_switch`), are
+            // released: wake the sender if it waits.
+            let sender = self.net.slots[f / self.v].remote;
+            if sender != NONE && self.waiting_output(sender as usize) {
+                let t = self.now + self.cfg.link_delay;
+                self.wake_for_credits(sender as usize, t);
+            }
             if !self.fifo[f].is_empty() {
                 self.head_request(fid);
             }
@@ -826,6 +832,15 @@ impl Simulation {
         let u = sender as usize;
         let k = u * self.v + fid as usize % self.v;
         let t = at + self.cfg.link_delay;
+        self.queue_credit(k, t, units);
+        if self.waiting_output(u) {
+            self.wake_for_credits(u, t);
+        }
+    }
+
+    /// Queues `units` credits arriving at `t` for output VL `k`.
+    #[inline]
+    fn queue_credit(&mut self, k: usize, t: Time, units: u32) {
         let q = &mut self.credit_q[k];
         if q.back().is_none_or(|b| b.0 <= t) {
             q.push_back((t, units));
@@ -835,9 +850,20 @@ impl Simulation {
             let at = q.partition_point(|c| c.0 <= t);
             q.insert(at, (t, units));
         }
-        if self.waiting_output(u) {
-            self.wake_for_credits(u, t);
+    }
+
+    /// The input FIFO whose credits output VL `k` receives, if its head is
+    /// on the wire and its credits (the last entry of `credit_q[k]`) are
+    /// therefore not yet released.
+    #[inline]
+    fn unreleased_from(&self, k: usize) -> Option<u32> {
+        let r = self.net.slots[k / self.v].remote;
+        if r == NONE {
+            return None;
         }
+        let f = r as usize * self.v + k % self.v;
+        let o = self.head_at[f];
+        (o != NONE).then_some(o)
     }
 
     /// Output `s` is idle with requests it could not serve (for lack of
@@ -888,17 +914,11 @@ impl Simulation {
         self.counters[s].rcv_bytes += wire as u64;
         self.counters[s].rcv_pkts += 1;
         let fid = s * v + vl;
-        if self.net.slots[s].is_switch {
-            if !self.fifo[fid].is_empty() {
-                let o = self.head_at[fid] as usize;
-                if o != NONE as usize && !self.ports[o].tx_done_due {
-                    // The head is on the wire without a TX_DONE: this packet
-                    // waits behind it.
-                    {
-                        self.need_tx_done(o);
-                    }
-                }
-            }
+        let o = self.head_at[fid];
+        if o != NONE && !self.ports[o as usize].tx_done_due {
+            // The head is on the wire without a TX_DONE (only switch FIFOs
+            // have a head in service): this packet waits behind it.
+            self.need_tx_done(o as usize);
         }
         let info = &self.net.slots[s];
         if info.is_switch {
@@ -1063,10 +1083,26 @@ impl Simulation {
                 self.try_send_hca(s);
             }
             if self.waiting_output(s) {
-                // Still waiting: wake up when the next credits arrive.
-                let next = (s * self.v..(s + 1) * self.v)
-                    .filter_map(|k| self.credit_q[k].front().map(|c| c.0))
-                    .min();
+                // Still waiting: wake up when the next released credits
+                // arrive; credits not released yet get their TX_DONE, which
+                // wakes this output when they are.
+                let mut next = None::<Time>;
+                for k in s * self.v..(s + 1) * self.v {
+                    let mut unreleased = 0;
+                    if let Some(o) = self.unreleased_from(k) {
+                        if !self.ports[o as usize].tx_done_due {
+                            self.need_tx_done(o as usize);
+                        }
+                        if self.unreleased_from(k).is_some() {
+                            unreleased = 1;
+                        }
+                    }
+                    let q = &self.credit_q[k];
+                    if q.len() > unreleased {
+                        let t = q.front().expect("non-empty").0;
+                        next = Some(next.map_or(t, |n| n.min(t)));
+                    }
+                }
                 if let Some(t) = next {
                     self.wake_for_credits(s, t);
                 }
@@ -1119,11 +1155,21 @@ impl Simulation {
         }
         let wire = self.transmit(s, pid, vl);
         self.charge_arb(s, hi, units, wire);
-        // The packet leaves its input buffer when its tail has gone out:
-        // its credits are on their way back from then on (taken in by the
-        // sender when they arrive, see `return_credit`).
+        // The packet leaves its input buffer when its tail has gone out
+        // (`tx_end`): its credits are queued for the sender now, stamped
+        // with their arrival, and count from then on. They are *released*
+        // at `tx_end` (this transmission's TX_DONE or `retire`); a sender
+        // that waits for credits before that needs the TX_DONE, which wakes
+        // it exactly as a credit return at `tx_end` would.
         let end = self.ports[s].tx_end;
-        self.return_credit(fid, units, end);
+        let sender = self.net.slots[fid as usize / self.v].remote;
+        if sender != NONE {
+            let k = sender as usize * self.v + fid as usize % self.v;
+            self.queue_credit(k, end + self.cfg.link_delay, units);
+            if self.waiting_output(sender as usize) && !self.ports[s].tx_done_due {
+                self.need_tx_done(s);
+            }
+        }
     }
 
     /// Congestion control at a switch output (IBA A10): output VL `k` is
@@ -1176,14 +1222,20 @@ impl Simulation {
         let remote_switch = self.net.slots[remote as usize].is_switch;
         let cfg = &self.cfg;
         let p = &mut self.pkts[pid as usize];
-        let wire = p.payload
+        let wire: u32 = p.payload
             + if p.flags & F_CNP != 0 {
                 64
             } else {
                 cfg.wire_overhead_bytes
             };
         let units = p.units as u32;
-        let end = (now + Self::ser(wire, kbps)).max(p.tail);
+        let ppb = self.net.slots[s].ps_per_byte;
+        let ser = if ppb > 0 {
+            wire as u64 * ppb
+        } else {
+            Self::ser(wire, kbps)
+        };
+        let end = (now + ser).max(p.tail);
         p.vl = vl;
         p.tail = end + cfg.link_delay;
         let lat = if remote_switch { cfg.switch_latency } else { 0 };
@@ -1338,7 +1390,9 @@ impl Simulation {
                 self.refill_greedy(f);
             }
             // Requeue the QP (round robin) unless congestion control delays it.
-            let end = now + Self::ser(wire, self.net.slots[s].kbps);
+            // End of this packet's serialisation (a new packet has no
+            // earlier tail, so `transmit` set exactly now + ser).
+            let end = self.ports[s].tx_end;
             let key = self.cc_key(f, qp, sl);
             let ird = self.cc_ird(f, key);
             if ird > 0 && !self.single_qp(f) {
