@@ -1,6 +1,6 @@
 """Packet-level simulator speed: equal-size comparison with BookSim2, and scaling.
 
-    .venv/bin/python bench/netsim_speed.py [--booksim /path/to/booksim] [--repeat 2] [--json]
+    .venv/bin/python bench/netsim_speed.py [--booksim /path/to/booksim] [--repeat 2] [--sizes 64 512] [--loads 0.3 0.7] [--json]
     .venv/bin/python bench/netsim_speed.py --scale [--scale-time 50us]
 
 **Beside BookSim2** (``--booksim``, a binary built outside the project from
