@@ -1,6 +1,6 @@
 """Packet-level simulator speed: equal-size comparison with BookSim2, and scaling.
 
-    .venv/bin/python bench/netsim_speed.py [--booksim /path/to/booksim] [--repeat 2] [--json]
+    .venv/bin/python bench/netsim_speed.py [--booksim /path/to/booksim] [--repeat 2] [--sizes 64 512] [--loads 0.3 0.7] [--json]
     .venv/bin/python bench/netsim_speed.py --scale [--scale-time 50us]
 
 **Beside BookSim2** (``--booksim``, a binary built outside the project from
@@ -125,10 +125,10 @@ def compare(args: argparse.Namespace) -> List[Dict[str, Any]]:
     rows = []
     for preset, k, n, nodes in TOPOLOGIES:
         tables = route(Fabric.generate(preset), "ftree").tables
-        for size in SIZES:
-            for load in LOADS:
+        for size in args.sizes:
+            for load in args.loads:
                 flits = size // FLIT_BYTES
-                end = parse_duration(args.time or OUR_TIME[size])
+                end = parse_duration(args.time or OUR_TIME.get(size, "400us"))
                 ours: Optional[Dict[str, Any]] = None
                 bs: Optional[Dict[str, Any]] = None
                 for _ in range(args.repeat):
@@ -192,6 +192,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="alternate runs per case; the best of each counts (default 2)")
     ap.add_argument("--time", help="our simulated time per run (default by packet size: 100us, 400us, 1ms)")
     ap.add_argument("--cycles", type=int, default=2000, help="BookSim's measured cycles after its warm-up (default 2000)")
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="packet sizes in bytes (default 64 512 2048)")
+    ap.add_argument("--loads", type=float, nargs="+", default=list(LOADS), help="offered loads (default 0.3 0.7)")
     ap.add_argument("--scale", action="store_true", help="the scaling table instead of the comparison")
     ap.add_argument("--scale-time", default="50us", help="simulated time per scaling run (default 50us)")
     ap.add_argument("--json", action="store_true")

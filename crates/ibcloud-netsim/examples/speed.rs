@@ -1,7 +1,10 @@
 //! One uniform run for profiling and the scaling table (release build):
 //! `cargo run --release -p ibcloud-netsim --example speed -- ft324 0.3 64 100us`
 //! prints set-up and run CPU seconds, events per packet, µs per event and the
-//! process's peak memory.
+//! process's peak memory. A fifth argument `ports` records port counters
+//! every microsecond and adds them to the fingerprint (checks that an
+//! engine change keeps what sweeps and controllers see); a sixth replaces
+//! the uniform traffic with any compact traffic spec.
 
 use ibcloud_netsim::time::parse_duration;
 use ibcloud_netsim::{SimConfig, Simulation, TrafficSpec};
@@ -38,13 +41,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = ibcloud_routing::registry::engine("ftree", &Default::default())?
         .route(&f)?
         .tables;
+    let ports = arg(5, "") == "ports";
     let cfg = SimConfig {
         mtu: size.max(256),
         wire_overhead_bytes: 0,
-        record_ports: false,
+        record_ports: ports,
+        sweep_interval: if ports {
+            1_000_000
+        } else {
+            SimConfig::default().sweep_interval
+        },
         ..SimConfig::default()
     };
-    let spec = TrafficSpec::parse_compact(&format!("uniform:load={load},size={size},poisson=1"))?;
+    let traffic = args
+        .get(6)
+        .cloned()
+        .unwrap_or_else(|| format!("uniform:load={load},size={size},poisson=1"));
+    let spec = TrafficSpec::parse_compact(&traffic)?;
     let c0 = cpu_s();
     let mut sim = Simulation::new(&f, &t, &cfg, &spec, end)?;
     let setup = cpu_s() - c0;
@@ -66,6 +79,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .fold(h, |h, &v| (h ^ v).wrapping_mul(0x100_0000_01b3))
     });
+    let mix = |h: u64, c: &ibcloud_netsim::stats::PortCounters| {
+        [
+            c.xmit_bytes,
+            c.rcv_bytes,
+            c.xmit_pkts,
+            c.rcv_pkts,
+            c.xmit_wait,
+            c.fecn_marked,
+        ]
+        .iter()
+        .fold(h, |h, &v| (h ^ v).wrapping_mul(0x100_0000_01b3))
+    };
+    let fingerprint = if ports {
+        let h = r.ports.iter().fold(fingerprint, mix);
+        r.port_series.iter().fold(h, |h, s| {
+            mix((h ^ s.time ^ s.slot as u64).wrapping_mul(3), &s.counters)
+        })
+    } else {
+        fingerprint
+    };
     println!(
         "{preset} load {load} {size} B: set-up {setup:.3} CPU-s, run {run:.3} CPU-s, {} events, {packets} packets, \
          {:.2} events/packet, {:.3} us/event, {:.1} M unit-hops/CPU-s, peak {:.0} MB, fingerprint {fingerprint:016x}",

@@ -73,14 +73,20 @@ struct PortState {
     wait_acc: Time,
     /// HCA: the host DMA engine is free again at this time.
     dma_free: Time,
+    /// Sequence number reserved for this transmission's TX_DONE (switch
+    /// outputs): the event is scheduled only when something waits behind
+    /// the packet, and then with this number, so it runs exactly where it
+    /// would have run had it been scheduled at transmission.
+    tx_seq: u64,
     /// Input FIFO whose head is on the wire (switch outputs), or NONE.
     cur_fifo: u32,
     /// Requests queued at this output (all VLs).
     pending: u32,
     busy: bool,
-    /// A TX_DONE event is scheduled. Switch outputs always get one; an HCA
-    /// gets one only when something waits to be sent, otherwise its link
-    /// goes idle silently at `tx_end` (see `try_send`).
+    /// A TX_DONE event is scheduled. An output gets one only when something
+    /// waits to be sent on it (or, at a switch, behind its packet in the
+    /// input FIFO); otherwise its link goes idle silently at `tx_end` and
+    /// the next look at it retires the transmission (see `retire`).
     tx_done_due: bool,
     up: bool,
     wake_pending: bool,
@@ -94,6 +100,7 @@ impl Default for PortState {
             wait_since: NO_TIME,
             wait_acc: 0,
             dma_free: 0,
+            tx_seq: 0,
             cur_fifo: NONE,
             pending: 0,
             busy: false,
@@ -169,6 +176,15 @@ pub struct Simulation {
     end: Time,
     now: Time,
     seq: u64,
+    /// Sequence number of the event being run.
+    cur_seq: u64,
+    /// HCAs take each packet at its tail in one event (set by `begin`):
+    /// with one VL and no sink rate limit an HCA's sink is always free when
+    /// a packet's head comes in (the previous tail is in by then), so the
+    /// completion time is the tail. Off with congestion control (the
+    /// fields it needs carry the arrival's record) and for external
+    /// drivers (their delivery order at equal times is kept as is).
+    direct_sink: bool,
     heap: EventQueue,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
@@ -197,7 +213,9 @@ pub struct Simulation {
     req: Vec<VecDeque<u32>>,
     queued_units: Vec<u32>,
     fifo: Vec<VecDeque<u32>>,
-    head_busy: Vec<bool>,
+    /// Per input FIFO: the output its head is being sent on, or NONE (the
+    /// packet record itself moves on with the packet).
+    head_at: Vec<u32>,
     last_pop: Vec<Time>,
     // Per endpoint.
     sink_busy: Vec<bool>,
@@ -378,6 +396,8 @@ impl Simulation {
             end,
             now: 0,
             seq: 0,
+            cur_seq: 0,
+            direct_sink: false,
             heap: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 14),
             free: Vec::new(),
@@ -402,7 +422,7 @@ impl Simulation {
             req: (0..nslots * v).map(|_| VecDeque::new()).collect(),
             queued_units: vec![0; nslots * v],
             fifo: (0..nslots * v).map(|_| VecDeque::new()).collect(),
-            head_busy: vec![false; nslots * v],
+            head_at: vec![NONE; nslots * v],
             last_pop: vec![0; nslots * v],
             sink_busy: vec![false; neps],
             sink_rr: vec![0; neps],
@@ -655,6 +675,10 @@ impl Simulation {
         }
         let iv = self.cfg.sweep_interval;
         self.push(iv.min(self.end), SWEEP, 0, 0);
+        self.direct_sink = self.v == 1
+            && self.sink_kbps.is_none()
+            && self.cc.is_none()
+            && self.delivery_log.is_none();
         Ok(())
     }
 
@@ -667,6 +691,7 @@ impl Simulation {
         let iv = self.cfg.sweep_interval;
         {
             self.now = ev.t;
+            self.cur_seq = ev.seq();
             self.events += 1;
             match ev.kind() {
                 TX_DONE => self.tx_done(ev.a),
@@ -709,8 +734,8 @@ impl Simulation {
                     what: format!("more than {} events (max-events)", self.cfg.max_events),
                 });
             }
-            if let Some(e) = self.fatal.take() {
-                return Err(e);
+            if self.fatal.is_some() {
+                return Err(self.fatal.take().expect("checked"));
             }
         }
         Ok(())
@@ -731,16 +756,67 @@ impl Simulation {
         if fid != NONE {
             self.ports[s].cur_fifo = NONE;
             let f = fid as usize;
-            let pid = self.fifo[f].pop_front().expect("head in service");
-            self.head_busy[f] = false;
+            self.fifo[f].pop_front().expect("head in service");
+            self.head_at[f] = NONE;
             self.last_pop[f] = self.now;
-            let units = self.pkts[pid as usize].units;
-            self.return_credit(fid, units as u32, self.now);
+            // Its credits, queued when it started (`try_send_switch`), are
+            // released: wake the sender if it waits.
+            let sender = self.net.slots[f / self.v].remote;
+            if sender != NONE && self.waiting_output(sender as usize) {
+                let t = self.now + self.cfg.link_delay;
+                self.wake_for_credits(sender as usize, t);
+            }
             if !self.fifo[f].is_empty() {
                 self.head_request(fid);
             }
         }
         self.try_send(slot);
+    }
+
+    /// Output `s` finished its transmission at `tx_end` (now or earlier)
+    /// without a TX_DONE event, because nothing waited for it: the link is
+    /// free and a switch output's packet leaves its input FIFO, as the
+    /// TX_DONE would have done at `tx_end`.
+    fn retire(&mut self, s: usize) {
+        debug_assert!(self.ports[s].busy && !self.ports[s].tx_done_due);
+        debug_assert!(self.now >= self.ports[s].tx_end);
+        self.ports[s].busy = false;
+        let fid = self.ports[s].cur_fifo;
+        if fid != NONE {
+            self.ports[s].cur_fifo = NONE;
+            let f = fid as usize;
+            self.fifo[f].pop_front().expect("head in service");
+            self.head_at[f] = NONE;
+            self.last_pop[f] = self.ports[s].tx_end;
+            if !self.fifo[f].is_empty() {
+                self.head_request(fid);
+            }
+        }
+    }
+
+    /// Output `s` is sending without a TX_DONE event and something now
+    /// waits for it: retire the transmission if it has ended, else schedule
+    /// the event (a switch output's with its reserved sequence number).
+    #[inline]
+    fn need_tx_done(&mut self, s: usize) {
+        let end = self.ports[s].tx_end;
+        let is_switch = self.net.slots[s].is_switch;
+        // At `tx_end` itself, a switch output's TX_DONE has run already
+        // only if it comes before the current event.
+        if self.now > end
+            || (self.now == end && (!is_switch || self.ports[s].tx_seq < self.cur_seq))
+        {
+            self.retire(s);
+        } else {
+            self.ports[s].tx_done_due = true;
+            let t = end;
+            if is_switch {
+                let seq = self.ports[s].tx_seq;
+                self.heap.push(Ev::new(t, seq, TX_DONE, s as u32, 0));
+            } else {
+                self.push(t, TX_DONE, s as u32, 0);
+            }
+        }
     }
 
     /// Returns `units` credits of input buffer `fid` to the sender upstream:
@@ -756,6 +832,15 @@ impl Simulation {
         let u = sender as usize;
         let k = u * self.v + fid as usize % self.v;
         let t = at + self.cfg.link_delay;
+        self.queue_credit(k, t, units);
+        if self.waiting_output(u) {
+            self.wake_for_credits(u, t);
+        }
+    }
+
+    /// Queues `units` credits arriving at `t` for output VL `k`.
+    #[inline]
+    fn queue_credit(&mut self, k: usize, t: Time, units: u32) {
         let q = &mut self.credit_q[k];
         if q.back().is_none_or(|b| b.0 <= t) {
             q.push_back((t, units));
@@ -765,9 +850,20 @@ impl Simulation {
             let at = q.partition_point(|c| c.0 <= t);
             q.insert(at, (t, units));
         }
-        if self.waiting_output(u) {
-            self.wake_for_credits(u, t);
+    }
+
+    /// The input FIFO whose credits output VL `k` receives, if its head is
+    /// on the wire and its credits (the last entry of `credit_q[k]`) are
+    /// therefore not yet released.
+    #[inline]
+    fn unreleased_from(&self, k: usize) -> Option<u32> {
+        let r = self.net.slots[k / self.v].remote;
+        if r == NONE {
+            return None;
         }
+        let f = r as usize * self.v + k % self.v;
+        let o = self.head_at[f];
+        (o != NONE).then_some(o)
     }
 
     /// Output `s` is idle with requests it could not serve (for lack of
@@ -818,6 +914,12 @@ impl Simulation {
         self.counters[s].rcv_bytes += wire as u64;
         self.counters[s].rcv_pkts += 1;
         let fid = s * v + vl;
+        let o = self.head_at[fid];
+        if o != NONE && !self.ports[o as usize].tx_done_due {
+            // The head is on the wire without a TX_DONE (only switch FIFOs
+            // have a head in service): this packet waits behind it.
+            self.need_tx_done(o as usize);
+        }
         let info = &self.net.slots[s];
         if info.is_switch {
             let node = info.node;
@@ -965,14 +1067,10 @@ impl Simulation {
     fn try_send(&mut self, slot: u32) {
         let s = slot as usize;
         if self.ports[s].busy && !self.ports[s].tx_done_due {
-            // An HCA link without a TX_DONE event: idle since `tx_end`, or
-            // it needs the event now that something waits.
-            if self.now >= self.ports[s].tx_end {
-                self.ports[s].busy = false;
-            } else if self.ports[s].pending > 0 {
-                self.ports[s].tx_done_due = true;
-                let t = self.ports[s].tx_end;
-                self.push(t, TX_DONE, slot, 0);
+            // A link without a TX_DONE event: idle since `tx_end`, or it
+            // needs the event now that something waits.
+            if self.now >= self.ports[s].tx_end || self.ports[s].pending > 0 {
+                self.need_tx_done(s);
             }
         }
         if self.waiting_output(s) {
@@ -985,10 +1083,26 @@ impl Simulation {
                 self.try_send_hca(s);
             }
             if self.waiting_output(s) {
-                // Still waiting: wake up when the next credits arrive.
-                let next = (s * self.v..(s + 1) * self.v)
-                    .filter_map(|k| self.credit_q[k].front().map(|c| c.0))
-                    .min();
+                // Still waiting: wake up when the next released credits
+                // arrive; credits not released yet get their TX_DONE, which
+                // wakes this output when they are.
+                let mut next = None::<Time>;
+                for k in s * self.v..(s + 1) * self.v {
+                    let mut unreleased = 0;
+                    if let Some(o) = self.unreleased_from(k) {
+                        if !self.ports[o as usize].tx_done_due {
+                            self.need_tx_done(o as usize);
+                        }
+                        if self.unreleased_from(k).is_some() {
+                            unreleased = 1;
+                        }
+                    }
+                    let q = &self.credit_q[k];
+                    if q.len() > unreleased {
+                        let t = q.front().expect("non-empty").0;
+                        next = Some(next.map_or(t, |n| n.min(t)));
+                    }
+                }
                 if let Some(t) = next {
                     self.wake_for_credits(s, t);
                 }
@@ -1032,7 +1146,7 @@ impl Simulation {
         let fid = self.req[k].pop_front().expect("eligible");
         self.ports[s].pending -= 1;
         let pid = *self.fifo[fid as usize].front().expect("head");
-        self.head_busy[fid as usize] = true;
+        self.head_at[fid as usize] = s as u32;
         self.ports[s].cur_fifo = fid;
         let units = self.pkts[pid as usize].units as u32;
         self.queued_units[k] -= units;
@@ -1041,6 +1155,21 @@ impl Simulation {
         }
         let wire = self.transmit(s, pid, vl);
         self.charge_arb(s, hi, units, wire);
+        // The packet leaves its input buffer when its tail has gone out
+        // (`tx_end`): its credits are queued for the sender now, stamped
+        // with their arrival, and count from then on. They are *released*
+        // at `tx_end` (this transmission's TX_DONE or `retire`); a sender
+        // that waits for credits before that needs the TX_DONE, which wakes
+        // it exactly as a credit return at `tx_end` would.
+        let end = self.ports[s].tx_end;
+        let sender = self.net.slots[fid as usize / self.v].remote;
+        if sender != NONE {
+            let k = sender as usize * self.v + fid as usize % self.v;
+            self.queue_credit(k, end + self.cfg.link_delay, units);
+            if self.waiting_output(sender as usize) && !self.ports[s].tx_done_due {
+                self.need_tx_done(s);
+            }
+        }
     }
 
     /// Congestion control at a switch output (IBA A10): output VL `k` is
@@ -1093,14 +1222,20 @@ impl Simulation {
         let remote_switch = self.net.slots[remote as usize].is_switch;
         let cfg = &self.cfg;
         let p = &mut self.pkts[pid as usize];
-        let wire = p.payload
+        let wire: u32 = p.payload
             + if p.flags & F_CNP != 0 {
                 64
             } else {
                 cfg.wire_overhead_bytes
             };
         let units = p.units as u32;
-        let end = (now + Self::ser(wire, kbps)).max(p.tail);
+        let ppb = self.net.slots[s].ps_per_byte;
+        let ser = if ppb > 0 {
+            wire as u64 * ppb
+        } else {
+            Self::ser(wire, kbps)
+        };
+        let end = (now + ser).max(p.tail);
         p.vl = vl;
         p.tail = end + cfg.link_delay;
         let lat = if remote_switch { cfg.switch_latency } else { 0 };
@@ -1117,11 +1252,43 @@ impl Simulation {
         self.packet_hops += 1;
         self.ports[s].busy = true;
         self.ports[s].tx_end = end;
-        if self.net.slots[s].is_switch || self.ports[s].pending > 0 {
+        self.ports[s].tx_done_due = false;
+        if self.net.slots[s].is_switch {
+            self.seq += 1;
+            self.ports[s].tx_seq = self.seq;
+            let fid = self.ports[s].cur_fifo;
+            let behind = fid != NONE && self.fifo[fid as usize].len() > 1;
+            if self.ports[s].pending > 0 || behind {
+                self.ports[s].tx_done_due = true;
+                self.heap.push(Ev::new(end, self.seq, TX_DONE, s as u32, 0));
+            }
+        } else if self.ports[s].pending > 0 {
             self.ports[s].tx_done_due = true;
             self.push(end, TX_DONE, s as u32, 0);
         }
-        self.push(head, ARRIVE, remote, pid);
+        let sink_ep = if remote_switch {
+            NONE
+        } else {
+            self.net.slots[remote as usize].ep
+        };
+        if self.direct_sink && sink_ep != NONE {
+            // The receiving HCA takes the packet when its tail is in (its
+            // sink is never busy then, see `direct_sink`): one event at the
+            // tail instead of an arrival at the head and a completion at
+            // the tail. The arrival's sequence number is reserved, and the
+            // head time kept, so that sweeps count the receive as the
+            // arrival event would have (`sink_rcv_in_flight`).
+            self.seq += 1;
+            let arrive_seq = self.seq;
+            let p = &mut self.pkts[pid as usize];
+            let tail = p.tail;
+            p.out_slot = (tail - head).min(u32::MAX as Time) as u32;
+            p.qp = arrive_seq as u32;
+            self.fifo[remote as usize * self.v + vl as usize].push_back(pid);
+            self.push(tail, SINK_DONE, sink_ep, vl as u32);
+        } else {
+            self.push(head, ARRIVE, remote, pid);
+        }
         wire
     }
 
@@ -1223,7 +1390,9 @@ impl Simulation {
                 self.refill_greedy(f);
             }
             // Requeue the QP (round robin) unless congestion control delays it.
-            let end = now + Self::ser(wire, self.net.slots[s].kbps);
+            // End of this packet's serialisation (a new packet has no
+            // earlier tail, so `transmit` set exactly now + ser).
+            let end = self.ports[s].tx_end;
             let key = self.cc_key(f, qp, sl);
             let ird = self.cc_ird(f, key);
             if ird > 0 && !self.single_qp(f) {
@@ -1353,6 +1522,11 @@ impl Simulation {
         let pid = self.fifo[fid].pop_front().expect("sink packet");
         self.last_pop[fid] = self.now;
         let p = self.pkts[pid as usize];
+        if self.direct_sink {
+            let c = &mut self.counters[s];
+            c.rcv_bytes += (p.payload + self.cfg.wire_overhead_bytes) as u64;
+            c.rcv_pkts += 1;
+        }
         self.return_credit(fid as u32, p.units as u32, self.now);
         let f = p.flow as usize;
         if p.flags & F_CNP != 0 {
@@ -1394,8 +1568,45 @@ impl Simulation {
             }
         }
         self.free.push(pid);
-        self.sink_busy[ep as usize] = false;
-        self.start_sink(ep);
+        if !self.direct_sink {
+            self.sink_busy[ep as usize] = false;
+            self.start_sink(ep);
+        }
+    }
+
+    /// With `direct_sink`: (bytes, packets) whose head has reached an HCA
+    /// by now but whose tail has not, which the original arrival event
+    /// would have counted as received already. `inclusive`: count a head
+    /// arriving exactly now whatever its order (the end of the run, every
+    /// event up to now has run); else only one whose arrival would have
+    /// come before the event being run.
+    fn sink_rcv_in_flight(&self, inclusive: bool) -> Vec<(usize, u64, u64)> {
+        let mut out = Vec::new();
+        if !self.direct_sink {
+            return out;
+        }
+        let cur = self.cur_seq;
+        for &slot in &self.net.ep_slot {
+            let s = slot as usize;
+            let (mut bytes, mut pkts) = (0u64, 0u64);
+            for &pid in &self.fifo[s * self.v] {
+                let p = &self.pkts[pid as usize];
+                let head = p.tail - p.out_slot as Time;
+                // `qp` holds the low 32 bits of the arrival's sequence
+                // number; a packet in flight is far fewer than 2^31 events
+                // from now, so the wrapped difference says which came first.
+                let before_cur = (cur as u32).wrapping_sub(p.qp) as i32 > 0;
+                let arrived = head < self.now || (head == self.now && (inclusive || before_cur));
+                if arrived {
+                    bytes += (p.payload + self.cfg.wire_overhead_bytes) as u64;
+                    pkts += 1;
+                }
+            }
+            if pkts > 0 {
+                out.push((s, bytes, pkts));
+            }
+        }
+        out
     }
 
     fn flow_vl_for_sl(&self, s: usize, sl: u8) -> u8 {
@@ -1642,6 +1853,13 @@ impl Simulation {
 
     fn sweep(&mut self) {
         self.snapshot_counters();
+        // Receives whose head is in but whose tail is not (`direct_sink`)
+        // count during the sweep, as their arrival events would have.
+        let in_flight = self.sink_rcv_in_flight(false);
+        for &(s, bytes, pkts) in &in_flight {
+            self.counters[s].rcv_bytes += bytes;
+            self.counters[s].rcv_pkts += pkts;
+        }
         for k in 0..self.credits.len() {
             self.absorb_credits(k);
         }
@@ -1735,6 +1953,10 @@ impl Simulation {
             });
         }
         self.prev_counters.clone_from(&self.counters);
+        for &(s, bytes, pkts) in &in_flight {
+            self.counters[s].rcv_bytes -= bytes;
+            self.counters[s].rcv_pkts -= pkts;
+        }
         self.last_sweep = self.now;
     }
 
@@ -1747,7 +1969,7 @@ impl Simulation {
         let horizon = self.last_sweep;
         let blocked_next = |f: usize| -> Option<usize> {
             let pid = *self.fifo[f].front()?;
-            if self.head_busy[f] || self.last_pop[f] > horizon || self.now == horizon {
+            if self.head_at[f] != NONE || self.last_pop[f] > horizon || self.now == horizon {
                 return None;
             }
             let p = &self.pkts[pid as usize];
@@ -1882,6 +2104,11 @@ impl Simulation {
 
     fn result(&mut self) -> SimResult {
         self.snapshot_counters();
+        for (s, bytes, pkts) in self.sink_rcv_in_flight(true) {
+            self.counters[s].rcv_bytes += bytes;
+            self.counters[s].rcv_pkts += pkts;
+        }
+        self.direct_sink = false;
         let flows = self
             .flows
             .iter()

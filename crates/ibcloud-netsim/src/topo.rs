@@ -23,6 +23,9 @@ pub(crate) struct Slot {
     pub(crate) is_switch: bool,
     /// Data rate in kb/s (after line encoding).
     pub(crate) kbps: u64,
+    /// Picoseconds per byte when that is a whole number (8e9 / kbps), so
+    /// the serialisation time needs no division; 0 otherwise.
+    pub(crate) ps_per_byte: u64,
     /// Endpoint index for CA ports.
     pub(crate) ep: u32,
 }
@@ -76,12 +79,18 @@ impl Net {
                     ep_slot.push((first + p) as u32);
                     ep_lid.push(port.lid.0);
                 }
+                let kbps = (port.rate.data_gbps() * 1e6).round() as u64;
                 slots.push(Slot {
                     node: id.0,
                     port: p as u8,
                     remote: NONE,
                     is_switch: node.is_switch(),
-                    kbps: (port.rate.data_gbps() * 1e6).round() as u64,
+                    kbps,
+                    ps_per_byte: if kbps > 0 && 8_000_000_000 % kbps == 0 {
+                        8_000_000_000 / kbps
+                    } else {
+                        0
+                    },
                     ep,
                 });
                 labels.push(fabric.port_label(PortRef::new(id, p as u8)));

@@ -71,6 +71,8 @@ impl Simulation {
         }
         if self.now < until {
             self.now = until;
+            // Every event up to `until` has run.
+            self.cur_seq = u64::MAX;
         }
         Ok(None)
     }

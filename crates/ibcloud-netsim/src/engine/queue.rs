@@ -45,8 +45,16 @@ impl Ev {
         (self.seq_kind & 15) as u8
     }
 
-    #[cfg(test)]
-    fn seq(&self) -> u64 {
+    /// (time within its bucket, sequence) packed in one u64 (sequence
+    /// numbers stay below 2^56).
+    #[inline]
+    fn bucket_key(&self) -> u64 {
+        debug_assert!(self.seq() < 1 << 56);
+        (self.t & ((1 << BUCKET_BITS) - 1)) << 56 | self.seq()
+    }
+
+    #[inline]
+    pub(super) fn seq(&self) -> u64 {
         self.seq_kind >> 4
     }
 }
@@ -204,8 +212,12 @@ impl EventQueue {
                 // Reuse allocations: the bucket's vector becomes the sorted
                 // run, the run's (empty) vector becomes the bucket.
                 std::mem::swap(&mut self.sorted, &mut self.wheel[slot]);
-                // Ascending in the reversed `Ord`: latest first.
-                self.sorted.sort_unstable();
+                // Latest first. All events of a bucket share `t >>
+                // BUCKET_BITS`, so one u64 (the time's low bits above the
+                // sequence number) orders them as `Ord` does, at the cost
+                // of one comparison.
+                self.sorted
+                    .sort_unstable_by_key(|e| std::cmp::Reverse(e.bucket_key()));
             }
             if !self.sorted.is_empty() || !self.now.is_empty() {
                 return true;
