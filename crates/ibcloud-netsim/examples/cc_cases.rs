@@ -1,4 +1,4 @@
-// Measurement driver for issue 18 (not committed in the before tree).
+// Measurement driver for the congestion-control cases of issue 18 on ft324: 18 nodes at 1.5× the hot node's link with 0.5-load victim flows, and uniform plus a hot spot; CC off, default and ranadive.
 use ibcloud_netsim::time::MS;
 use ibcloud_netsim::{CcConfig, SimConfig, Simulation, TrafficSpec};
 

@@ -752,13 +752,7 @@ impl Simulation {
         let s = slot as usize;
         self.ports[s].busy = false;
         self.ports[s].tx_done_due = false;
-        let fid = self.ports[s].cur_fifo;
-        if fid != NONE {
-            self.ports[s].cur_fifo = NONE;
-            let f = fid as usize;
-            self.fifo[f].pop_front().expect("head in service");
-            self.head_at[f] = NONE;
-            self.last_pop[f] = self.now;
+        if let Some(f) = self.pop_in_service(s, self.now) {
             // Its credits, queued when it started (`try_send_switch`), are
             // released: wake the sender if it waits.
             let sender = self.net.slots[f / self.v].remote;
@@ -767,10 +761,25 @@ impl Simulation {
                 self.wake_for_credits(sender as usize, t);
             }
             if !self.fifo[f].is_empty() {
-                self.head_request(fid);
+                self.head_request(f as u32);
             }
         }
         self.try_send(slot);
+    }
+
+    /// A switch output's packet leaves its input FIFO at `at`; returns that
+    /// FIFO (None for an HCA output, which has no input FIFO).
+    fn pop_in_service(&mut self, s: usize, at: Time) -> Option<usize> {
+        let fid = self.ports[s].cur_fifo;
+        if fid == NONE {
+            return None;
+        }
+        self.ports[s].cur_fifo = NONE;
+        let f = fid as usize;
+        self.fifo[f].pop_front().expect("head in service");
+        self.head_at[f] = NONE;
+        self.last_pop[f] = at;
+        Some(f)
     }
 
     /// Output `s` finished its transmission at `tx_end` (now or earlier)
@@ -781,15 +790,10 @@ impl Simulation {
         debug_assert!(self.ports[s].busy && !self.ports[s].tx_done_due);
         debug_assert!(self.now >= self.ports[s].tx_end);
         self.ports[s].busy = false;
-        let fid = self.ports[s].cur_fifo;
-        if fid != NONE {
-            self.ports[s].cur_fifo = NONE;
-            let f = fid as usize;
-            self.fifo[f].pop_front().expect("head in service");
-            self.head_at[f] = NONE;
-            self.last_pop[f] = self.ports[s].tx_end;
+        let tx_end = self.ports[s].tx_end;
+        if let Some(f) = self.pop_in_service(s, tx_end) {
             if !self.fifo[f].is_empty() {
-                self.head_request(fid);
+                self.head_request(f as u32);
             }
         }
     }

@@ -263,42 +263,24 @@ pub fn fault_scenario(
         state.apply(&event)?;
         let now = state.current();
         let nf = ft.route(&now)?.tables;
-        let ns = slim_update(
-            &f_prev,
-            &t_slim,
-            &now,
-            &SlimUpdateOptions {
-                roots: Some(roots.clone()),
-                keep: None,
-                switch_counter: false,
-                cap_floor: false,
-            },
-        )?
-        .tables;
-        let nl = slim_update(
-            &f_prev,
-            &t_lit,
-            &now,
-            &SlimUpdateOptions {
-                roots: Some(roots.clone()),
-                keep: None,
-                switch_counter: true,
-                cap_floor: false,
-            },
-        )?
-        .tables;
-        let nfl = slim_update(
-            &f_prev,
-            &t_floor,
-            &now,
-            &SlimUpdateOptions {
-                roots: Some(roots.clone()),
-                keep: None,
-                switch_counter: false,
-                cap_floor: true,
-            },
-        )?
-        .tables;
+        // The baseline and the two labelled readings differ only in these two switches.
+        let slim = |prev_tables: &_, switch_counter, cap_floor| {
+            slim_update(
+                &f_prev,
+                prev_tables,
+                &now,
+                &SlimUpdateOptions {
+                    roots: Some(roots.clone()),
+                    keep: None,
+                    switch_counter,
+                    cap_floor,
+                },
+            )
+            .map(|r| r.tables)
+        };
+        let ns = slim(&t_slim, false, false)?;
+        let nl = slim(&t_lit, true, false)?;
+        let nfl = slim(&t_floor, false, true)?;
         let rf = ChangeReport::between(&t_ftree, &nf);
         let rs = ChangeReport::between(&t_slim, &ns);
         let live_before: std::collections::HashSet<u16> = crate::report::live_cas(&f_prev)
