@@ -364,6 +364,7 @@ mod tests {
             cpu_time: 0,
             cap: 0,
             running: true,
+            latencies: &[],
         }];
         let o = m.observe(10_000_000, &View::new(10_000_000, &vv));
         assert_eq!(o.samples[0].cqes, 1);
@@ -380,6 +381,7 @@ mod tests {
             cpu_time: 0,
             cap: 0,
             running: true,
+            latencies: &[],
         }];
         let o = m.observe(710_000_000, &View::new(710_000_000, &vv));
         assert!((o.samples[0].mib_s - 892.857).abs() < 0.01);
@@ -394,6 +396,7 @@ mod tests {
             cpu_time: 0,
             cap: 0,
             running: true,
+            latencies: &[],
         }]
     }
 

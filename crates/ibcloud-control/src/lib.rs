@@ -10,10 +10,15 @@
 //!
 //! [`ibmon::IbMon`] (F §3) is the first policy: observation only;
 //! [`CpuMeter`] gives XenStat-like CPU % per interval from the view.
+//! [`capping::CapPolicy`] is the backend-neutral face of the capping
+//! policies (FaReS, FreeMarket, IOShares): [`sim::CapLoop`] runs one on the
+//! host simulator, `ibcloud agent` on a real Linux host.
 //! [`build`] turns a scenario's `[[controllers]]` table into a controller.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub mod capping;
 pub mod ibmon;
+pub mod sim;
 pub mod xenstat;
 
 pub use xenstat::CpuMeter;
@@ -168,7 +173,10 @@ pub(crate) fn dur_param(
     }
 }
 
-/// Builds a controller from its scenario table (`kind` = `ibmon`).
+/// Builds a controller from its scenario table (`kind` = `ibmon`, or a
+/// capping policy of [`capping::build_cap_policy`]; the loop's own keys
+/// `control-latency` and, for capping policies, `report-cost` are taken
+/// here).
 pub fn build(
     c: &ControllerOptions,
     vm_names: &[String],
@@ -179,6 +187,20 @@ pub fn build(
             let mon = ibmon::IbMon::from_params(&c.params, vm_names)?;
             Ok(Box::new(ControlLoop::new(mon, latency)))
         }
-        other => Err(format!("unknown controller kind '{other}' (ibmon)")),
+        kind @ ("fares" | "freemarket" | "ioshares") => {
+            let latency = dur_param(&c.params, "control-latency", 0)?;
+            let cost = dur_param(&c.params, "report-cost", sim::REPORT_COST_PS)?;
+            let mut params = c.params.clone();
+            params.remove("control-latency");
+            params.remove("report-cost");
+            let policy = capping::build_cap_policy(kind, &params, vm_names)?;
+            Ok(Box::new(ControlLoop::new(
+                sim::CapLoop::new(policy, cost),
+                latency,
+            )))
+        }
+        other => Err(format!(
+            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares)"
+        )),
     }
 }

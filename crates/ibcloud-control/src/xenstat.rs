@@ -52,6 +52,7 @@ mod tests {
                 cpu_time: cpu,
                 cap: 0,
                 running: true,
+                latencies: &[],
             }]
         };
         let a = vv(5_000);

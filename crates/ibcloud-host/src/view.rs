@@ -25,6 +25,11 @@ pub struct VmView<'a> {
     pub cap: u32,
     /// Whether its vCPU is running now.
     pub running: bool,
+    /// Every latency the VM's application has recorded so far, as
+    /// (completion time, latency) in ps, oldest first: what an in-guest
+    /// latency agent can report to dom0 (IOShares, F §5.6.3). A controller
+    /// remembers how many it has read; the host never drops entries.
+    pub latencies: &'a [(Time, Time)],
 }
 
 /// The read-only, asynchronous view at one instant.

@@ -1220,6 +1220,7 @@ impl World {
                 cpu_time: self.hosts[v.host].sched.runtime(v.vcpu, self.now),
                 cap: v.cap,
                 running: v.running,
+                latencies: &v.log.latencies,
             })
             .collect()
     }
