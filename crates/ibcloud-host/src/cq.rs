@@ -35,6 +35,12 @@ pub struct Cqe {
     pub qp: u32,
     /// Owner bit: parity of the ring lap the entry was written in.
     pub owner: bool,
+    /// When the HCA wrote the entry (ps). Simulator bookkeeping, not a
+    /// field of the hardware CQE (which has no timestamp, F §2): only the
+    /// measurement of Nectere's latency split reads it, never a policy or
+    /// IBMon.
+    #[serde(skip)]
+    pub written: crate::Time,
 }
 
 /// A CQ ring. `produced` counts entries ever written; the guest's consumer
@@ -63,6 +69,11 @@ impl CqRing {
     }
     /// The HCA writes an entry (overwriting the oldest when full).
     pub fn push(&mut self, byte_len: u32, opcode: Opcode, qp: u32) {
+        self.push_at(byte_len, opcode, qp, 0);
+    }
+
+    /// [`CqRing::push`] at simulated time `at` (kept in [`Cqe::written`]).
+    pub fn push_at(&mut self, byte_len: u32, opcode: Opcode, qp: u32, at: crate::Time) {
         let n = self.slots.len() as u64;
         if self.produced - self.consumed >= n {
             // The guest falls behind: its oldest unread entry is lost.
@@ -75,6 +86,7 @@ impl CqRing {
             opcode,
             qp,
             owner: lap % 2 == 1,
+            written: at,
         });
         self.produced += 1;
     }

@@ -15,6 +15,7 @@
 use crate::cq::{Cqe, Opcode};
 use crate::Time;
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 /// What a work request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +65,55 @@ pub struct ProgramLog {
     pub completed: u64,
     /// Time the last request was posted (issue time, F Table 3).
     pub last_post: Time,
+    /// Nectere's split of each latency (F §5.2), parallel to `latencies`
+    /// for the requests that have one.
+    pub parts: Vec<LatencyParts>,
 }
+
+/// One Nectere request's latency split into the three parts of F §5.2
+/// (ps). They partition the client's latency, post → reply taken:
+///
+/// ```text
+///  client post ─ WTime ─▶ request CQE written at the server
+///              ─ PTime ─▶ server guest takes it, reposts its receive
+///                         (and waits for earlier requests, FCFS)
+///              ─ CTime ─▶ server compute (the `service` op, start → end)
+///              ─ WTime ─▶ reply CQE written at the client
+///              ─ PTime ─▶ client guest takes it (poll loop)
+/// ```
+///
+/// WTime is the time the request and the reply spend with the adapters and
+/// the link (post cost, WQE queue, wire, switch); PTime is the guest side
+/// outside the compute: the polling loops noticing a completion (poll
+/// cost, or the time a descheduled vCPU leaves a CQE unread) plus the
+/// server's bookkeeping; CTime is the compute op's wall time (= `service`
+/// when the server's vCPU is not descheduled during it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LatencyParts {
+    /// Server compute.
+    pub ctime: Time,
+    /// Request and reply with the HCAs and the link.
+    pub wtime: Time,
+    /// Guest-side polling and bookkeeping outside the compute.
+    pub ptime: Time,
+}
+
+/// What a Nectere reply carries back to its client (as Nectere's replies
+/// carry the server's timestamps): when the request's CQE was written at
+/// the server, when the server compute started and when it ended (= the
+/// reply's post).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerStamps {
+    /// The request's receive CQE was written.
+    pub arrived: Time,
+    /// The compute started.
+    pub compute_start: Time,
+    /// The compute ended and the reply was posted.
+    pub compute_end: Time,
+}
+
+/// The stamps a server sends its client, in reply order (one QP pair, FCFS).
+pub type StampChannel = Arc<Mutex<VecDeque<ServerStamps>>>;
 
 /// A guest program.
 pub trait Program: std::fmt::Debug + Send {
@@ -227,6 +276,7 @@ pub struct NectereClient {
     in_flight: VecDeque<Time>,
     recvs_to_post: u32,
     next_send_at: Time,
+    stamps: Option<StampChannel>,
 }
 
 /// Reply sizes that change with the request count (Memcached Gets whose
@@ -275,7 +325,15 @@ impl NectereClient {
             in_flight: VecDeque::new(),
             recvs_to_post: depth,
             next_send_at: 0,
+            stamps: None,
         }
+    }
+
+    /// Reads the server's stamps from `ch` to split each latency into
+    /// CTime / WTime / PTime ([`LatencyParts`], in `ProgramLog::parts`).
+    pub fn with_stamps(mut self, ch: StampChannel) -> Self {
+        self.stamps = Some(ch);
+        self
     }
 }
 
@@ -285,6 +343,23 @@ impl Program for NectereClient {
             if c.qp == self.qp && c.opcode == Opcode::Recv {
                 let t0 = self.in_flight.pop_front().expect("reply to a request");
                 log.latencies.push((now, now - t0));
+                let st = self
+                    .stamps
+                    .as_ref()
+                    .and_then(|ch| ch.lock().expect("stamp channel").pop_front());
+                if let Some(st) = st {
+                    // Each interval's end is ≥ its start by causality; the
+                    // saturating subtractions only guard the arithmetic.
+                    let ctime = st.compute_end.saturating_sub(st.compute_start);
+                    let wtime =
+                        st.arrived.saturating_sub(t0) + c.written.saturating_sub(st.compute_end);
+                    let ptime = (now - t0).saturating_sub(ctime + wtime);
+                    log.parts.push(LatencyParts {
+                        ctime,
+                        wtime,
+                        ptime,
+                    });
+                }
                 log.completed += 1;
                 self.recvs_to_post += 1;
             }
@@ -330,11 +405,14 @@ pub struct NectereServer {
     bytes: u32,
     reply: u32,
     service: Time,
-    queue: VecDeque<Time>,
+    /// Queued requests: (CQE written, taken by the guest).
+    queue: VecDeque<(Time, Time)>,
     recvs_to_post: u32,
-    serving: bool,
+    /// The compute of the head request started at this time.
+    serving: Option<Time>,
     cycle: Option<ReplyCycle>,
     served: u64,
+    stamps: Option<StampChannel>,
 }
 
 impl NectereServer {
@@ -347,10 +425,17 @@ impl NectereServer {
             service,
             queue: VecDeque::new(),
             recvs_to_post: depth,
-            serving: false,
+            serving: None,
             cycle: None,
             served: 0,
+            stamps: None,
         }
+    }
+
+    /// Sends each reply's [`ServerStamps`] to the client over `ch`.
+    pub fn with_stamps(mut self, ch: StampChannel) -> Self {
+        self.stamps = Some(ch);
+        self
     }
 
     /// Answers request `k` with `cycle.size(k)` bytes instead of `reply`
@@ -366,15 +451,21 @@ impl Program for NectereServer {
     fn next(&mut self, now: Time, cqes: &[Cqe], log: &mut ProgramLog) -> Op {
         for c in cqes {
             if c.qp == self.qp && c.opcode == Opcode::Recv {
-                self.queue.push_back(now);
+                self.queue.push_back((c.written, now));
                 self.recvs_to_post += 1;
             }
         }
-        if self.serving {
+        if let Some(start) = self.serving.take() {
             // The compute of the head request finished: reply.
-            self.serving = false;
-            let t0 = self.queue.pop_front().expect("served request");
+            let (arrived, t0) = self.queue.pop_front().expect("served request");
             log.latencies.push((now, now - t0));
+            if let Some(ch) = &self.stamps {
+                ch.lock().expect("stamp channel").push_back(ServerStamps {
+                    arrived,
+                    compute_start: start,
+                    compute_end: now,
+                });
+            }
             log.completed += 1;
             let bytes = match &self.cycle {
                 Some(c) => c.size(self.served),
@@ -396,7 +487,7 @@ impl Program for NectereServer {
             });
         }
         if !self.queue.is_empty() {
-            self.serving = true;
+            self.serving = Some(now);
             return Op::Compute(self.service);
         }
         Op::Poll

@@ -20,7 +20,7 @@ use crate::fluid::{FlowShare, ShareRule, Sharing};
 use crate::nas::Bsp;
 use crate::program::{
     Microbench, NectereClient, NectereServer, Op, Program, ProgramLog, RecvSink, ReplyCycle,
-    Rounds, Wr, WrKind,
+    Rounds, StampChannel, Wr, WrKind,
 };
 use crate::scenario::{d, Scenario, ScenarioError};
 
@@ -250,10 +250,66 @@ pub struct WorkloadSummary {
     pub latency_mean_us: Option<f64>,
     /// Standard deviation of the latency, µs.
     pub latency_std_us: Option<f64>,
+    /// Median latency, µs.
+    pub latency_p50_us: Option<f64>,
+    /// 99th-percentile latency, µs.
+    pub latency_p99_us: Option<f64>,
+    /// Nectere CTime (server compute, F §5.2): mean, µs.
+    pub ctime_mean_us: Option<f64>,
+    /// CTime median, µs.
+    pub ctime_p50_us: Option<f64>,
+    /// CTime 99th percentile, µs.
+    pub ctime_p99_us: Option<f64>,
+    /// Nectere WTime (request and reply with the HCAs and link): mean, µs.
+    pub wtime_mean_us: Option<f64>,
+    /// WTime median, µs.
+    pub wtime_p50_us: Option<f64>,
+    /// WTime 99th percentile, µs.
+    pub wtime_p99_us: Option<f64>,
+    /// Nectere PTime (guest polling and bookkeeping): mean, µs.
+    pub ptime_mean_us: Option<f64>,
+    /// PTime median, µs.
+    pub ptime_p50_us: Option<f64>,
+    /// PTime 99th percentile, µs.
+    pub ptime_p99_us: Option<f64>,
     /// Guest polling time, s.
     pub ptime_s: f64,
     /// Guest CPU time, s.
     pub cpu_s: f64,
+}
+
+/// Mean, median and 99th percentile of a sample (nearest rank; all None
+/// when empty).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spread {
+    /// Mean.
+    pub mean: Option<f64>,
+    /// Median (nearest rank).
+    pub p50: Option<f64>,
+    /// 99th percentile (nearest rank).
+    pub p99: Option<f64>,
+}
+
+impl Spread {
+    /// The spread of `xs`.
+    ///
+    /// ```
+    /// let s = ibcloud_host::world::Spread::of((1..=100).map(f64::from));
+    /// assert_eq!((s.mean, s.p50, s.p99), (Some(50.5), Some(50.0), Some(99.0)));
+    /// ```
+    pub fn of(xs: impl Iterator<Item = f64>) -> Self {
+        let mut v: Vec<f64> = xs.collect();
+        if v.is_empty() {
+            return Self::default();
+        }
+        v.sort_by(f64::total_cmp);
+        let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+        Self {
+            mean: Some(v.iter().sum::<f64>() / v.len() as f64),
+            p50: Some(rank(0.50)),
+            p99: Some(rank(0.99)),
+        }
+    }
 }
 
 /// Results of a run.
@@ -267,6 +323,9 @@ pub struct RunResult {
     pub samples: Vec<SampleRow>,
     /// Per-request latencies: (vm, completion time, latency) in ps.
     pub latencies: Vec<(usize, Time, Time)>,
+    /// Nectere's split of each request latency (F §5.2): (vm, completion
+    /// time, CTime, WTime, PTime) in ps; CTime + WTime + PTime = latency.
+    pub latency_parts: Vec<(usize, Time, Time, Time, Time)>,
     /// Workload summaries.
     pub workloads: Vec<WorkloadSummary>,
     /// Every controller action.
@@ -816,32 +875,43 @@ impl World {
                     // A Get's lookup (hash, item fetch): 2 us of server CPU.
                     let service = w.service.as_deref().map(d).unwrap_or(2_000_000);
                     let reply = cycle.max();
+                    let ch = StampChannel::default();
                     (
-                        Box::new(NectereClient::new(
-                            qa as u32, size, reply, iterations, depth, throttle, stop,
-                        )),
+                        Box::new(
+                            NectereClient::new(
+                                qa as u32, size, reply, iterations, depth, throttle, stop,
+                            )
+                            .with_stamps(ch.clone()),
+                        ),
                         Some(Box::new(
                             NectereServer::new(qb as u32, size, reply, service, depth)
-                                .with_reply_cycle(cycle),
+                                .with_reply_cycle(cycle)
+                                .with_stamps(ch),
                         )),
                     )
                 }
                 "nectere" => {
                     let reply = w.reply_size.map(|b| b.0 as u32).unwrap_or(64);
                     let service = w.service.as_deref().map(d).unwrap_or(129_300_000);
+                    // The reply carries the server's stamps: CTime/WTime/PTime.
+                    let ch = StampChannel::default();
                     (
-                        Box::new(NectereClient::new(
-                            qa as u32,
-                            size,
-                            reply,
-                            w.iterations,
-                            depth,
-                            throttle,
-                            stop,
+                        Box::new(
+                            NectereClient::new(
+                                qa as u32,
+                                size,
+                                reply,
+                                w.iterations,
+                                depth,
+                                throttle,
+                                stop,
+                            )
+                            .with_stamps(ch.clone()),
+                        ),
+                        Some(Box::new(
+                            NectereServer::new(qb as u32, size, reply, service, depth)
+                                .with_stamps(ch),
                         )),
-                        Some(Box::new(NectereServer::new(
-                            qb as u32, size, reply, service, depth,
-                        ))),
                     )
                 }
                 kind => {
@@ -1701,7 +1771,7 @@ impl World {
 
     fn write_cqe(&mut self, q: usize, bytes: u32, op: Opcode) {
         let vm = self.qps[q].vm;
-        self.vms[vm].cq.push(bytes, op, q as u32);
+        self.vms[vm].cq.push_at(bytes, op, q as u32, self.now);
         if op != Opcode::Send || self.vms[vm].workload.is_some() {
             self.vms[vm].stats.hw_bytes += bytes as u64;
             self.vms[vm].stats.last_cqe = self.now;
@@ -1786,9 +1856,15 @@ impl World {
             self.sample();
         }
         let mut latencies = Vec::new();
+        let mut latency_parts = Vec::new();
         for (i, v) in self.vms.iter().enumerate() {
             for &(t, l) in &v.log.latencies {
                 latencies.push((i, t, l));
+            }
+            if v.log.parts.len() == v.log.latencies.len() {
+                for (&(t, _), p) in v.log.latencies.iter().zip(&v.log.parts) {
+                    latency_parts.push((i, t, p.ctime, p.wtime, p.ptime));
+                }
             }
         }
         let ps = 1e-12;
@@ -1810,6 +1886,17 @@ impl World {
                     (Some(m), Some(var.sqrt()))
                 };
                 let bytes = v.stats.bytes;
+                let us = |x: Time| x as f64 * 1e-6;
+                let lat = Spread::of(v.log.latencies.iter().map(|x| us(x.1)));
+                let split = v.log.parts.len() == v.log.latencies.len();
+                let part = |f: fn(&crate::program::LatencyParts) -> Time| {
+                    if split {
+                        Spread::of(v.log.parts.iter().map(|p| us(f(p))))
+                    } else {
+                        Spread::default()
+                    }
+                };
+                let (c, w, p) = (part(|p| p.ctime), part(|p| p.wtime), part(|p| p.ptime));
                 WorkloadSummary {
                     name: name.clone(),
                     kind: kind.clone(),
@@ -1834,6 +1921,17 @@ impl World {
                     },
                     latency_mean_us: mean,
                     latency_std_us: std,
+                    latency_p50_us: lat.p50,
+                    latency_p99_us: lat.p99,
+                    ctime_mean_us: c.mean,
+                    ctime_p50_us: c.p50,
+                    ctime_p99_us: c.p99,
+                    wtime_mean_us: w.mean,
+                    wtime_p50_us: w.p50,
+                    wtime_p99_us: w.p99,
+                    ptime_mean_us: p.mean,
+                    ptime_p50_us: p.p50,
+                    ptime_p99_us: p.p99,
                     ptime_s: v.stats.ptime as f64 * ps,
                     cpu_s: self.hosts[v.host].sched.runtime(v.vcpu, now) as f64 * ps,
                 }
@@ -1849,6 +1947,7 @@ impl World {
             vms: vm_names,
             samples: self.samples,
             latencies,
+            latency_parts,
             workloads,
             actions: self.actions,
             controllers: reports,
