@@ -70,6 +70,7 @@ def _run(args: argparse.Namespace) -> int:
         t.add_row(w["name"], w["vm"], str(w["completed"]), f"{w['mib_s']:.1f}", f"{w['issue_s']:.4f}", fin, lat,
                   f"{w['ptime_s']:.4f}", f"{w['cpu_s']:.4f}")
     Console().print(t)
+    _print_split(r)
     for c in r.controllers():
         if c.get("kind") == "ibmon":
             print(f"ibmon (overhead model: {c['overhead_model']}):")
@@ -77,6 +78,44 @@ def _run(args: argparse.Namespace) -> int:
                 avg = v["average_mib_s"]
                 print(f"  {v['vm']}: {'-' if avg is None else f'{avg:.1f}'} MiB/s, lost CQEs {v['lost_cqes']}, "
                       f"stall {v['stall_s']:.6f} s")
+    if args.out:
+        print(f"wrote {args.out}")
+    return ExitStatus.SUCCESS
+
+
+def _print_split(r) -> None:
+    """Nectere's CTime / WTime / PTime (F §5.2) per workload that has them."""
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = [w for w in r.workloads().to_dict("records") if w.get("ctime_mean_us") is not None]
+    if not rows:
+        return
+    t = Table(title="Nectere latency split, us: mean / p50 / p99 (docs/host.md)", box=None)
+    for col in ("workload", "latency", "CTime", "WTime", "PTime"):
+        t.add_column(col)
+    for w in rows:
+        f = lambda k: " / ".join(f"{w[f'{k}_{q}_us']:.1f}" for q in ("mean", "p50", "p99"))  # noqa: E731
+        lat = " / ".join(f"{w[k]:.1f}" for k in ("latency_mean_us", "latency_p50_us", "latency_p99_us"))
+        t.add_row(w["name"], lat, f("ctime"), f("wtime"), f("ptime"))
+    Console().print(t)
+
+
+def _nectere(args: argparse.Namespace) -> int:
+    """``ibcloud host nectere``: Nectere alone (or beside an interferer)."""
+    from ibcloud.host import run
+    from ibcloud.host.nectere import scenario
+
+    r = run(scenario(size=args.size, service=args.service, depth=args.depth, reply=args.reply,
+                     duration=args.duration, interferer=args.interferer, interferer_cap=args.interferer_cap,
+                     instances=args.instances))
+    if args.out:
+        r.write(args.out, plots=not args.no_plots)
+    if args.json:
+        print(json.dumps(r.summary(), indent=2))
+        return ExitStatus.SUCCESS
+    print(f"simulated {r.end_s:.6g} s ({r.events} events); F §5.7 layout: clients on host A, servers on host B")
+    _print_split(r)
     if args.out:
         print(f"wrote {args.out}")
     return ExitStatus.SUCCESS
@@ -101,3 +140,20 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.add_argument("--no-plots", action="store_true", help="do not draw PNG plots")
     r.set_defaults(run=_run)
+    n = sub.add_parser("nectere", help="run Nectere alone (or beside an interferer) and print CTime/WTime/PTime",
+                       description="Nectere (F §5.4) in F §5.7's layout: each instance's client on host A, its "
+                       "server on host B, every VM on its own PCPU; prints the latency and its CTime / WTime / "
+                       "PTime split (docs/host.md).")
+    n.add_argument("--size", default="64k", help="request size (default 64k)")
+    n.add_argument("--reply", default="64", help="reply size (default 64 bytes)")
+    n.add_argument("--service", default="129.3us", help="server compute per request (default 129.3us, "
+                   "the calibration to F's 209 us)")
+    n.add_argument("--depth", type=int, default=1, help="requests in flight per client (default 1)")
+    n.add_argument("--instances", type=int, default=1, help="identical Nectere instances (F Fig. 20)")
+    n.add_argument("--interferer", metavar="SIZE", help="add a Nectere instance of this size (e.g. 2M)")
+    n.add_argument("--interferer-cap", type=float, metavar="PCT", help="CPU cap of the interferer's client")
+    n.add_argument("--duration", default="200ms", help="simulated time (default 200ms)")
+    n.add_argument("--out", metavar="DIR", help="write Parquet tables, summary.json and plots into DIR")
+    n.add_argument("--json", action="store_true", help="print the summary as JSON")
+    n.add_argument("--no-plots", action="store_true", help="do not draw PNG plots")
+    n.set_defaults(run=_nectere)

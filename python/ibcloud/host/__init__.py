@@ -100,6 +100,24 @@ class HostResult:
             "latency_us": [r[2] * 1e-6 for r in rows],
         })
 
+    def latency_parts(self) -> pd.DataFrame:
+        """Nectere's split of every request latency (F §5.2; docs/host.md):
+        vm, time_s, ctime_us (server compute), wtime_us (request and reply
+        with the HCAs and link), ptime_us (guest polling and bookkeeping);
+        the three add up to the request's latency_us.
+
+        >>> list(_example().latency_parts().columns)
+        ['vm', 'time_s', 'ctime_us', 'wtime_us', 'ptime_us']
+        """
+        rows = self.raw.get("latency_parts", [])
+        return pd.DataFrame({
+            "vm": [self.vm_names[r[0]] for r in rows],
+            "time_s": [r[1] * PS for r in rows],
+            "ctime_us": [r[2] * 1e-6 for r in rows],
+            "wtime_us": [r[3] * 1e-6 for r in rows],
+            "ptime_us": [r[4] * 1e-6 for r in rows],
+        })
+
     def workloads(self) -> pd.DataFrame:
         """One row per workload (completed, bytes, MiB/s, issue time, …).
 
@@ -175,6 +193,8 @@ class HostResult:
         files = []
         tables = {"samples": self.samples(), "latencies": self.latencies(), "workloads": self.workloads(),
                   "actions": self.actions()}
+        if self.raw.get("latency_parts"):
+            tables["latency_parts"] = self.latency_parts()
         if any(c.get("kind") == "ibmon" for c in self.controllers()):
             tables["ibmon"] = self.ibmon()
         for name, df in tables.items():
