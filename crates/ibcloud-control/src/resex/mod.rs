@@ -17,11 +17,14 @@
 //! - [`freemarket`], [`ioshares`]: the two policies.
 
 pub mod freemarket;
+pub mod ioshares;
+pub mod latency;
 pub(crate) mod params;
 pub mod resos;
 pub mod throttle;
 
 pub use freemarket::FreeMarket;
+pub use ioshares::IoShares;
 
 use crate::capping::{CapChange, VmSample};
 use serde::Serialize;
@@ -143,6 +146,7 @@ pub(crate) fn build(
 ) -> Result<Box<dyn crate::capping::CapPolicy>, String> {
     match kind {
         "freemarket" => Ok(Box::new(FreeMarket::from_params(params, vm_names)?)),
+        "ioshares" => Ok(Box::new(IoShares::from_params(params, vm_names)?)),
         other => Err(format!("unknown ResEx policy '{other}'")),
     }
 }

@@ -102,7 +102,7 @@ impl ResoConfig {
         }
         c.interval = p.duration("interval", c.interval)?;
         c.epoch = p.duration("epoch", c.epoch)?;
-        if c.epoch < c.interval || c.epoch % c.interval != 0 {
+        if c.epoch < c.interval || !c.epoch.is_multiple_of(c.interval) {
             return Err(format!(
                 "{}: epoch must be a whole number (≥ 1) of intervals",
                 p.kind
