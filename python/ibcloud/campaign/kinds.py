@@ -419,7 +419,7 @@ def _reproduce(s: Dict[str, Any]) -> Outcome:
             return Outcome([{"record": "summary", "status": 2, "output": text.getvalue(), "json": "",
                              "error": str(err)}], {}, status=2)
         for path in sorted(Path(tmp).rglob("*")):
-            if path.is_file() and path.suffix in (".png", ".csv", ".json", ".md", ".txt") and path.stat().st_size < 5_000_000:
+            if path.is_file() and path.suffix in (".png", ".csv", ".json", ".md", ".txt", ".parquet") and path.stat().st_size < 5_000_000:
                 files[str(path.relative_to(tmp))] = path.read_bytes()
     out = text.getvalue()
     data: Any = None

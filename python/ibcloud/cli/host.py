@@ -85,20 +85,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _print_split(r) -> None:
     """Nectere's CTime / WTime / PTime (F §5.2) per workload that has them."""
-    from rich.console import Console
-    from rich.table import Table
-
     rows = [w for w in r.workloads().to_dict("records") if w.get("ctime_mean_us") is not None]
     if not rows:
         return
-    t = Table(title="Nectere latency split, us: mean / p50 / p99 (docs/host.md)", box=None)
-    for col in ("workload", "latency", "CTime", "WTime", "PTime"):
-        t.add_column(col)
+    print("Nectere latency split (docs/host.md), us: mean / p50 / p99")
+    print(f"  {'workload':<20} {'latency':>23} {'CTime':>23} {'WTime':>23} {'PTime':>20}")
     for w in rows:
         f = lambda k: " / ".join(f"{w[f'{k}_{q}_us']:.1f}" for q in ("mean", "p50", "p99"))  # noqa: E731
         lat = " / ".join(f"{w[k]:.1f}" for k in ("latency_mean_us", "latency_p50_us", "latency_p99_us"))
-        t.add_row(w["name"], lat, f("ctime"), f("wtime"), f("ptime"))
-    Console().print(t)
+        print(f"  {w['name']:<20} {lat:>23} {f('ctime'):>23} {f('wtime'):>23} {f('ptime'):>20}")
 
 
 def _nectere(args: argparse.Namespace) -> int:

@@ -328,6 +328,7 @@ def _tour_campaign(args: argparse.Namespace) -> str:
 TOUR_REPRODUCTIONS = {
     "ibmon": ["--iterations", "300", "--intervals", "4,64,1000", "--sizes", "64k"],
     "thrashing": ["--phases", "1", "--mb-requests", "120", "--no-fig12"],
+    "resex": ["--size", "tour"],
 }
 
 
@@ -375,7 +376,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                      help="a seconds-long tour: 100 bisections, 10 migrations, no bandwidth snapshots, "
                           "no reproductions")
     run.add_argument("--no-reproductions", dest="reproductions", action="store_false",
-                     help="skip the reduced-size seed-004 reproductions (ibmon, thrashing) and their scoreboards")
+                     help="skip the reduced-size seed-004 reproductions (ibmon, thrashing, resex) and their scoreboards")
     run.add_argument("--no-live", dest="live", action="store_false",
                      help="skip the live migration on ibsim with ibcloud's SM (run after the offline tour)")
     run.add_argument("--report", type=Path, default=Path("report"), metavar="DIR",

@@ -19,7 +19,7 @@ carries its stamps, so each latency splits exactly into
 >>> w = run(scenario(duration="20ms")).workloads().iloc[0]
 >>> round(w.latency_mean_us)     # calibration: service was fitted to F's 209 us
 209
->>> round(w.ctime_mean_us, 1), round(w.ctime_mean_us + w.wtime_mean_us + w.ptime_mean_us, 1)
+>>> float(round(w.ctime_mean_us, 1)), float(round(w.ctime_mean_us + w.wtime_mean_us + w.ptime_mean_us, 1))
 (129.3, 209.0)
 """
 
@@ -41,14 +41,15 @@ BASE_SERVICE = "129.3us"
 def scenario(size: str = "64k", service: str = BASE_SERVICE, depth: int = 1, reply: str = "64",
              duration: str = "200ms", interferer: Optional[str] = None, interferer_cap: Optional[float] = None,
              instances: int = 1, interferer_iterations: Optional[int] = None,
-             interferer_throttle: Optional[str] = None, pcpus: int = 8,
+             interferer_throttle: Optional[str] = None, interferer_start: Optional[str] = None, pcpus: int = 8,
              sample_interval: Optional[str] = None) -> Dict[str, Any]:
     """A scenario dict: ``instances`` identical Nectere instances of
     ``size`` (VMs ``c64``/``s64`` for the first, ``c64-2``/``s64-2`` … for the
     others, named after ``size``) and, with ``interferer``, one more
     instance of that size (``cint``/``sint``) whose client is capped at
     ``interferer_cap`` % and may post only ``interferer_iterations``
-    requests, one per ``interferer_throttle`` at most.
+    requests, one per ``interferer_throttle`` at most, from
+    ``interferer_start`` on.
 
     >>> sc = scenario(interferer="2M", interferer_cap=3.125)
     >>> [v["name"] for v in sc["vms"]], sc["vms"][2]["cap"]
@@ -81,6 +82,8 @@ def scenario(size: str = "64k", service: str = BASE_SERVICE, depth: int = 1, rep
             w["iterations"] = interferer_iterations
         if interferer_throttle is not None:
             w["throttle"] = interferer_throttle
+        if interferer_start is not None:
+            w["start"] = interferer_start
         wls.append(w)
     sc: Dict[str, Any] = {"duration": duration,
                           "hosts": [{"name": "A", "pcpus": pcpus}, {"name": "B", "pcpus": pcpus}],
