@@ -67,6 +67,7 @@ OUTPUTS: Dict[Tuple[str, ...], Dict[str, str]] = {
     ("migrate-sim",): {"csv": "file"},
     ("sim",): {"out": "dir"},
     ("host", "run"): {"out": "dir"},
+    ("host", "nectere"): {"out": "dir"},
     ("sm", "run"): {"summary": "file", "smp_log": "file", "dump_dir": "dir", "guid2lid": "cache"},
     ("run",): {"out": "own", "report": "own"},
     ("campaign", "run"): {"results": "own", "report": "own"},

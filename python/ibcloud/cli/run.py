@@ -6,8 +6,8 @@ the physical tree routed (ftree) and verified; the default virtualized cloud
 (every CA a vSwitch hypervisor with 4 VFs, 50 % of the VF slots holding VMs)
 routed with vSwitchFatTree and verified (reachability, deadlock freedom);
 a random live-migration campaign comparing ItRC, FTreeMinRC and full
-re-routing; the effective bisection bandwidth; seed 004's IBMon and
-I/O-thrashing reproductions at a reduced size with their scoreboards
+re-routing; the effective bisection bandwidth; seed 004's IBMon,
+I/O-thrashing and ResEx reproductions at a reduced size with their scoreboards
 (``--no-reproductions`` skips them); one live ItRC migration on
 ibsim with ibcloud's own SM (4-ary-2-full, 2 VFs; ``--no-live`` skips it);
 and writes the HTML report
@@ -65,8 +65,8 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     with --vfs VFs behind a vSwitch, --population of the VF slots holding
     VMs) routed with vSwitchFatTree and verified (reachability, credit
     loops); --migrations random live migrations, each planned with ItRC,
-    FTreeMinRC and a full re-route; the bisection bandwidth; the IBMon and
-    I/O-thrashing reproductions at a reduced size, printing their
+    FTreeMinRC and a full re-route; the bisection bandwidth; the IBMon,
+    I/O-thrashing and ResEx reproductions at a reduced size, printing their
     scoreboards (--no-reproductions skips them); then one live
     ItRC migration on ibsim with ibcloud's SM (--no-live skips it); writes the HTML
     report to --report and prints a summary. Status 1 when a check fails.
