@@ -353,7 +353,9 @@ impl IoShares {
     fn rank(&mut self) {
         let monitored = &self.ledger.config().monitored;
         let mut total = 0.0;
-        let (mut top, mut second): (Option<(usize, f64)>, Option<(usize, f64)>) = (None, None);
+        // (VM, ranking key) of the best and second-best candidates.
+        let mut top: Option<(usize, f64)> = None;
+        let mut second: Option<(usize, f64)> = None;
         for &i in monitored {
             let (m, b, r) = self.history[i]
                 .iter()
