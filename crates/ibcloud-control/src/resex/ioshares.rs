@@ -357,9 +357,9 @@ impl IoShares {
         let mut top: Option<(usize, f64)> = None;
         let mut second: Option<(usize, f64)> = None;
         for &i in monitored {
-            let (m, b, r) = self.history[i]
-                .iter()
-                .fold((0.0, 0, 0), |a, x| (a.0 + x.0, a.1 + x.1, a.2 + x.2));
+            let (m, b, r) = self.history[i].iter().fold((0.0, 0u64, 0u64), |a, x| {
+                (a.0 + x.0, a.1.saturating_add(x.1), a.2.saturating_add(x.2))
+            });
             self.window_mtus[i] = m;
             total += m;
             if m <= 0.0 {
@@ -401,7 +401,9 @@ impl IoShares {
             1.0
         };
         let r_prime = share * intf * units;
-        if r_prime <= 0.0 || !r_prime.is_finite() {
+        // A rate that would overflow stays where it is (the cap is at its
+        // floor long before).
+        if r_prime <= 0.0 || !(self.rates[u] + r_prime).is_finite() {
             return;
         }
         let prev = self.rates[u];

@@ -118,6 +118,16 @@ impl ResoConfig {
         };
         c.vcpus = p.per_vm("vcpus", names, 1.0)?;
         c.weights = p.per_vm("weights", names, 1.0)?;
+        for &vm in &c.monitored {
+            let total = c.cpu_allocation(vm) + c.ib_allocation(vm);
+            if !total.is_finite() {
+                return Err(format!(
+                    "{}: the Reso budget of VM '{}' is not a finite number (cpu-price, \
+                     mtu-price, vcpus, weights or link-bytes-per-s too large)",
+                    p.kind, names[vm]
+                ));
+            }
+        }
         Ok(c)
     }
 
