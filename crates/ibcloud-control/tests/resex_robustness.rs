@@ -83,7 +83,11 @@ fn hostile_samples(k: u64) -> Vec<VmSample> {
     };
     vec![
         VmSample {
-            interval: if k.is_multiple_of(3) { 0 } else { 1_000_000_000 },
+            interval: if k.is_multiple_of(3) {
+                0
+            } else {
+                1_000_000_000
+            },
             bytes: u64::MAX,
             requests: u64::MAX,
             cpu_pct: [f64::NAN, f64::INFINITY, -50.0, 1e12][(k % 4) as usize],
