@@ -124,3 +124,38 @@ fn no_penalty_without_interference() {
         );
     }
 }
+
+/// F Figs. 24–25: under FreeMarket the 2 MB VM spends its Resos, is cut
+/// from the 10 % floor on, and gets its cap back with its Resos at the next
+/// epoch; meanwhile the reporter's latency drops below the interfered one.
+#[test]
+fn freemarket_saw_tooth_on_the_host_model() {
+    let ctl = r#", "controllers": [{"kind": "freemarket", "vms": ["rep", "intf"]}]"#;
+    let r = run(ctl, "1100ms");
+    let caps: Vec<(u64, u32)> = r
+        .actions
+        .iter()
+        .filter(|a| a.action.starts_with("cap="))
+        .map(|a| (a.applied / MS, a.action[4..].parse().unwrap()))
+        .collect();
+    assert!(r
+        .actions
+        .iter()
+        .all(|a| !a.action.starts_with("cap") || a.vm == "intf"));
+    let (first, last) = (caps[0], *caps.last().unwrap());
+    let before = mean_latency(&r, 0, 100, first.0);
+    let after = mean_latency(&r, 0, first.0 + 50, 1000);
+    eprintln!("first cut {first:?}, last {last:?}; reporter {before:.1} -> {after:.1} us");
+    assert_eq!(first.1, 90);
+    assert_eq!(last, (1001, 0), "restored with the Resos at the epoch");
+    assert!(after < before, "{after} vs {before}");
+    // The balance record: falls below 10 % of 624,288, back up after 1 s.
+    let recs = r.controllers[0]["records"].as_array().unwrap();
+    let bal = |t: u64| {
+        recs.iter()
+            .find(|x| x["vm"] == 1 && x["time"] == t * MS)
+            .and_then(|x| x["balance"].as_f64())
+            .unwrap()
+    };
+    assert!(bal(first.0) < 62_428.8 && bal(1001) > 600_000.0);
+}

@@ -245,6 +245,12 @@ pub struct IoShares {
     trackers: Vec<LatencyTracker>,
     /// Per VM: (MTUs, bytes, requests) of the last `share_intervals`.
     history: Vec<VecDeque<(f64, u64, u64)>>,
+    /// Per VM: MTUs over the share window (this step), and their total.
+    window_mtus: Vec<f64>,
+    total_mtus: f64,
+    /// The two best-ranked interferer candidates this step.
+    top2: [Option<usize>; 2],
+    is_reporter: Vec<bool>,
     rates: Vec<f64>,
     rate_caps: Vec<f64>,
     caps: Vec<VmCaps>,
@@ -272,8 +278,12 @@ impl IoShares {
             rule,
             trackers: vec![tracker; n],
             cfg,
-            reporters,
             history: vec![VecDeque::new(); n],
+            window_mtus: vec![0.0; n],
+            total_mtus: 0.0,
+            top2: [None, None],
+            is_reporter: (0..n).map(|i| reporters.contains(&i)).collect(),
+            reporters,
             rate_caps: vec![0.0; n],
             caps: vec![VmCaps::default(); n],
             events: Vec::new(),
@@ -338,34 +348,49 @@ impl IoShares {
         self.ledger.config().mtu_price
     }
 
-    /// MTUs (and bytes, requests) of `vm` over the share window.
-    fn window_usage(&self, vm: usize) -> (f64, u64, u64) {
-        self.history[vm]
-            .iter()
-            .fold((0.0, 0, 0), |a, x| (a.0 + x.0, a.1 + x.1, a.2 + x.2))
-    }
-
-    /// `GETIOINTFVMID(v)` and `GETIOSHARE(v, u)`: the interferer and its
-    /// share of all monitored VMs' MTUs.
-    fn interferer(&self, v: usize) -> Option<(usize, f64)> {
+    /// Sums each monitored VM's share window and ranks the candidates once
+    /// per step (so finding every VM's interferer is O(VMs), not O(VMs²)).
+    fn rank(&mut self) {
         let monitored = &self.ledger.config().monitored;
-        let total: f64 = monitored.iter().map(|&i| self.window_usage(i).0).sum();
-        let key = |i: usize| {
-            let (m, b, r) = self.window_usage(i);
-            match self.cfg.interferer {
+        let mut total = 0.0;
+        // (VM, ranking key) of the best and second-best candidates.
+        let mut top: Option<(usize, f64)> = None;
+        let mut second: Option<(usize, f64)> = None;
+        for &i in monitored {
+            let (m, b, r) = self.history[i].iter().fold((0.0, 0u64, 0u64), |a, x| {
+                (a.0 + x.0, a.1.saturating_add(x.1), a.2.saturating_add(x.2))
+            });
+            self.window_mtus[i] = m;
+            total += m;
+            if m <= 0.0 {
+                continue;
+            }
+            let key = match self.cfg.interferer {
                 Interferer::LargestShare => m,
                 Interferer::LargestBuffer => b as f64 / r.max(1) as f64,
+            };
+            // Ties go to the lower index (the first seen).
+            if top.is_none_or(|t| key > t.1) {
+                second = top;
+                top = Some((i, key));
+            } else if second.is_none_or(|s| key > s.1) {
+                second = Some((i, key));
             }
+        }
+        self.total_mtus = total;
+        self.top2 = [top.map(|t| t.0), second.map(|s| s.0)];
+    }
+
+    /// `GETIOINTFVMID(v)` and `GETIOSHARE(v, u)`: the interferer (the
+    /// best-ranked other VM that sent anything) and its share of all
+    /// monitored VMs' MTUs.
+    fn interferer(&self, v: usize) -> Option<(usize, f64)> {
+        let u = match self.top2 {
+            [Some(t), _] if t != v => t,
+            [_, Some(s)] if s != v => s,
+            _ => return None,
         };
-        let u = monitored
-            .iter()
-            .copied()
-            .filter(|&i| i != v && self.window_usage(i).0 > 0.0)
-            .fold(None, |best: Option<usize>, i| match best {
-                Some(b) if key(b) >= key(i) => Some(b),
-                _ => Some(i),
-            })?;
-        Some((u, self.window_usage(u).0 / total))
+        Some((u, self.window_mtus[u] / self.total_mtus))
     }
 
     /// `CHANGEIBRATE(u, intf)`: eqs. 1 and 3.
@@ -376,7 +401,9 @@ impl IoShares {
             1.0
         };
         let r_prime = share * intf * units;
-        if r_prime <= 0.0 || !r_prime.is_finite() {
+        // A rate that would overflow stays where it is (the cap is at its
+        // floor long before).
+        if r_prime <= 0.0 || !(self.rates[u] + r_prime).is_finite() {
             return;
         }
         let prev = self.rates[u];
@@ -449,21 +476,24 @@ impl CapPolicy for IoShares {
         let epoch_left = self.ledger.epoch_left(now);
         let monitored = self.ledger.config().monitored.clone();
         for &vm in &monitored {
-            let s = obs.get(vm).cloned().unwrap_or_default();
-            let mtus = usage(&s, self.ledger.config()).0;
+            let (mtus, bytes, requests) = match obs.get(vm) {
+                Some(s) => (usage(s, self.ledger.config()).0, s.bytes, s.requests),
+                None => (0.0, 0, 0),
+            };
             let h = &mut self.history[vm];
-            h.push_back((mtus, s.bytes, s.requests));
+            h.push_back((mtus, bytes, requests));
             if h.len() > self.cfg.share_intervals {
                 h.pop_front();
             }
         }
+        self.rank();
         let mut raised = vec![false; self.rates.len()];
         for &v in &monitored {
             let Some(s) = obs.get(v) else { continue };
             self.caps[v].first_sight(s);
             let (mtus, cpu) = usage(s, self.ledger.config());
             // Lines 6–9: interference, interferer, share, new rate.
-            let intf = match self.reporters.contains(&v) {
+            let intf = match self.is_reporter[v] {
                 true => self.trackers[v].update(&s.latencies_us),
                 false => None,
             };

@@ -53,11 +53,20 @@ impl Moments {
         self.mean += d / self.n as f64;
         self.m2 += d * (x - self.mean);
     }
-    /// Of a slice.
-    pub fn of<'a>(xs: impl IntoIterator<Item = &'a f64>) -> Self {
-        let mut m = Self::default();
-        xs.into_iter().for_each(|&x| m.push(x));
-        m
+    /// Of a window (two passes, no division per value: this runs for
+    /// every reporting VM every interval).
+    pub fn of(xs: &VecDeque<f64>) -> Self {
+        let n = xs.len();
+        if n == 0 {
+            return Self::default();
+        }
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let m2 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+        Self {
+            n: n as u64,
+            mean,
+            m2,
+        }
     }
     /// Values seen.
     pub fn count(&self) -> u64 {

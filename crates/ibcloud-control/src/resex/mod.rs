@@ -6,7 +6,7 @@
 //! equations 1–3).
 //!
 //! Both are [`CapPolicy`](crate::capping::CapPolicy)s: they work from
-//! [`VmSample`](crate::capping::VmSample)s and their parameters only (no
+//! `VmSample`s and their parameters only (no
 //! clock, no OS), so the same object runs on the host simulator and in
 //! `ibcloud agent`. Every choice the thesis leaves open is a parameter;
 //! docs/resex.md gives each default with the seed's words.
