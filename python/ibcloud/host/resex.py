@@ -145,6 +145,8 @@ def _collocation(runs: _Runs, dur: float) -> None:
     runs.add("interfered", nectere_scenario(duration=d, interferer="2M"))
     for n in (2, 3, 4):
         runs.add(f"homog-{n}", nectere_scenario(duration=d, instances=n))
+    for n in (2, 3):  # Fig. 20 with an interferer (n = 1 is "interfered"); printed, not judged
+        runs.add(f"homog-intf-{n}", nectere_scenario(duration=d, instances=n, interferer="2M"))
     for size in SIZES:
         runs.add(f"br-{size}", nectere_scenario(duration=d, interferer=size, interferer_cap=100 / br(size)))
     for cap in SWEEP[1:]:
@@ -228,7 +230,8 @@ def reproduce(size: str = "default", do_policies: bool = True, workers: Optional
     checks: List[Check] = []
     s: Dict[str, Any] = {"size": size, "durations_s": {"collocation": short, "policies": long_},
                          "r5": {"base": base, "interfered": intf,
-                                "homogeneous": {n: st[f"homog-{n}"] for n in (2, 3, 4)}},
+                                "homogeneous": {n: st[f"homog-{n}"] for n in (2, 3, 4)},
+                                "homogeneous_interfered": {1: intf} | {n: st[f"homog-intf-{n}"] for n in (2, 3)}},
                          "r6": {"br": {sz: st[f"br-{sz}"] | {"cap": 100 / br(sz)} for sz in SIZES},
                                 "sweep": {c: (intf if c == 100 else st[f"sweep-{c}"]) for c in SWEEP}}}
     b = base["mean_us"]
@@ -447,6 +450,9 @@ def _print(s: Dict[str, Any]) -> None:
     row("2 MB interferer", r5["interfered"])
     for n, x in r5["homogeneous"].items():
         row(f"{n} × 64 KB instances", x)
+    for n, x in r5.get("homogeneous_interfered", {}).items():
+        if n > 1:
+            row(f"{n} × 64 KB + 2 MB", x)
     print("F R6 (Fig. 22): interferer capped at 100/BR (thesis: every histogram ≈ base)")
     for sz, x in s["r6"]["br"].items():
         row(f"{sz} @ {x['cap']:g} %", x)
