@@ -149,6 +149,8 @@ def _collocation(runs: _Runs, dur: float) -> None:
         runs.add(f"homog-intf-{n}", nectere_scenario(duration=d, instances=n, interferer="2M"))
     for size in SIZES:
         runs.add(f"br-{size}", nectere_scenario(duration=d, interferer=size, interferer_cap=100 / br(size)))
+        if size != "2M":  # uncapped, for Fig. 28's "interfered" line ("interfered" is the 2 MB one)
+            runs.add(f"free-{size}", nectere_scenario(duration=d, interferer=size))
     for cap in SWEEP[1:]:
         runs.add(f"sweep-{cap}", nectere_scenario(duration=d, interferer="2M", interferer_cap=cap))
 
@@ -233,6 +235,7 @@ def reproduce(size: str = "default", do_policies: bool = True, workers: Optional
                                 "homogeneous": {n: st[f"homog-{n}"] for n in (2, 3, 4)},
                                 "homogeneous_interfered": {1: intf} | {n: st[f"homog-intf-{n}"] for n in (2, 3)}},
                          "r6": {"br": {sz: st[f"br-{sz}"] | {"cap": 100 / br(sz)} for sz in SIZES},
+                                "uncapped": {sz: (intf if sz == "2M" else st[f"free-{sz}"]) for sz in SIZES},
                                 "sweep": {c: (intf if c == 100 else st[f"sweep-{c}"]) for c in SWEEP}}}
     b = base["mean_us"]
     # R5
@@ -384,10 +387,16 @@ def _plots(d: Path, res: Dict[str, Any], recs: Dict[str, List[Dict[str, Any]]], 
         df = res[name].latencies()
         return list(df[df.vm == REPORTER].latency_us)
 
+    def bins(names: List[str]) -> List[float]:
+        xs = [x for n in names for x in lat(n)]
+        lo, hi = min(xs) - 1, max(xs) + 1
+        return [lo + (hi - lo) * k / 80 for k in range(81)]
+
     out = []
     fig, ax = plt.subplots(figsize=(6, 4))
+    edges = bins(["base", "interfered"])
     for name, label in (("base", "Normal (alone)"), ("interfered", "Interfered (2 MB)")):
-        ax.hist(lat(name), bins=80, alpha=0.6, label=label)
+        ax.hist(lat(name), bins=edges, alpha=0.6, label=label)
     ax.set_xlabel("64 KB Nectere latency (us)")
     ax.set_ylabel("requests")
     ax.set_title("F Fig. 19 (ours)")
@@ -397,8 +406,9 @@ def _plots(d: Path, res: Dict[str, Any], recs: Dict[str, List[Dict[str, Any]]], 
     plt.close(fig)
     out.append(p)
     fig, ax = plt.subplots(figsize=(6, 4))
+    edges = bins([f"br-{sz}" for sz in SIZES])
     for sz in SIZES:
-        ax.hist(lat(f"br-{sz}"), bins=60, alpha=0.5, label=f"BR({sz}) cap {100 / br(sz):g} %")
+        ax.hist(lat(f"br-{sz}"), bins=edges, alpha=0.5, label=f"BR({sz}) cap {100 / br(sz):g} %")
     ax.set_xlabel("64 KB Nectere latency (us)")
     ax.set_title("F Fig. 22 (ours): interferer capped at 100/BR")
     ax.legend(fontsize="small")
@@ -422,6 +432,8 @@ def _plots(d: Path, res: Dict[str, Any], recs: Dict[str, List[Dict[str, Any]]], 
         fig, ax = plt.subplots(figsize=(6, 4))
         xs = list(range(len(SIZES)))
         ax.axhline(s["r5"]["base"]["mean_us"], color="k", ls="--", label="base")
+        ax.plot(xs, [s["r6"]["uncapped"][sz]["mean_us"] for sz in SIZES], color="grey", marker="x",
+                label="interfered (no policy)")
         for tag in s.get("policies", {}):
             ax.plot(xs, [s["policies"][tag][sz]["mean_us"] for sz in SIZES], marker="o", label=tag)
         ax.set_xticks(xs, SIZES)
@@ -453,6 +465,9 @@ def _print(s: Dict[str, Any]) -> None:
     for n, x in r5.get("homogeneous_interfered", {}).items():
         if n > 1:
             row(f"{n} × 64 KB + 2 MB", x)
+    print("Interferers uncapped (the 'interfered' line of Fig. 28):")
+    for sz, x in s["r6"].get("uncapped", {}).items():
+        row(f"{sz} uncapped", x)
     print("F R6 (Fig. 22): interferer capped at 100/BR (thesis: every histogram ≈ base)")
     for sz, x in s["r6"]["br"].items():
         row(f"{sz} @ {x['cap']:g} %", x)
