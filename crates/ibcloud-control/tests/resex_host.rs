@@ -77,10 +77,12 @@ fn ioshares_caps_the_interferer_and_restores_latency() {
 }
 
 /// F Fig. 27: two identical 64 KB VMs, and a 2 MB VM issuing 10 requests
-/// per epoch (one per 100 ms): no cap from FreeMarket or IOShares. Judged
-/// on "either" statistic, the standard deviation's increase over a lone
-/// Nectere's near-zero jitter fires on noise (docs/resex.md), so that
-/// reading is only printed.
+/// per epoch (one per 100 ms). FreeMarket caps neither. IOShares as the
+/// seed gives GetIOIntf (the increase in "either" the mean or the standard
+/// deviation, the default) does cap: the standard deviation's increase over
+/// a lone Nectere's near-zero jitter fires on noise (docs/resex.md) — a gap
+/// the reproduction reports; judged on the mean only (a variant) it caps
+/// neither. Both behaviours are asserted, so a change to either shows.
 #[test]
 fn no_penalty_without_interference() {
     let scenario = |intf: &str, ctl: &str| {
@@ -102,11 +104,11 @@ fn no_penalty_without_interference() {
     let rare = r#""size": "2M", "throttle": "100ms""#;
     let cases = [
         (same, "freemarket", "", true),
-        (same, "ioshares", "", true),
+        (same, "ioshares", "", false),
         (rare, "freemarket", "", true),
-        (rare, "ioshares", "", true),
-        (same, "ioshares", r#", "statistic": "either""#, false),
-        (rare, "ioshares", r#", "statistic": "either""#, false),
+        (rare, "ioshares", "", false),
+        (same, "ioshares", r#", "statistic": "mean""#, true),
+        (rare, "ioshares", r#", "statistic": "mean""#, true),
     ];
     for (intf, kind, extra, asserted) in cases {
         let ctl =
@@ -118,8 +120,9 @@ fn no_penalty_without_interference() {
             .filter(|a| a.action.starts_with("cap"))
             .collect();
         eprintln!("{kind}{extra} beside {intf}: {} cap actions", caps.len());
-        assert!(
-            !asserted || caps.is_empty(),
+        assert_eq!(
+            caps.is_empty(),
+            asserted,
             "{kind}{extra} beside {intf}: {caps:?}"
         );
     }

@@ -117,10 +117,15 @@ def _records(result: Any) -> List[Dict[str, Any]]:
 
 
 def _controller(kind: str, mode: Optional[str] = None) -> Dict[str, Any]:
+    """A policy table; ``mode`` ``mean`` is IOShares repaired judging the
+    mean's increase only (the variant printed beside the seed's "either")."""
     c: Dict[str, Any] = {"kind": kind, "vms": [REPORTER, INTERFERER]}
     if kind == "ioshares":
         c["reporters"] = [REPORTER]
-        if mode is not None:
+        if mode == "mean":
+            c["mode"] = "repaired"
+            c["statistic"] = "mean"
+        elif mode is not None:
             c["mode"] = mode
     return c
 
@@ -224,7 +229,10 @@ def reproduce(size: str = "default", do_policies: bool = True, workers: Optional
     kinds: List[Tuple[str, Optional[str]]] = []
     ios = False
     if do_policies and long_ > 0:
-        kinds += [("freemarket", None), ("ioshares", "repaired"), ("ioshares", "as-written")]
+        # IOShares judges the seed's reading of GetIOIntf ("the percentage increase in either [the mean or
+        # the standard deviation]", the policy's default); the mean-only reading, which docs/resex.md
+        # considered after seeing its effect on Fig. 27's cases, runs beside and is never judged.
+        kinds += [("freemarket", None), ("ioshares", "repaired"), ("ioshares", "as-written"), ("ioshares", "mean")]
         ios = True
         _policies(runs, long_, kinds)
     res = runs.run(workers)
@@ -317,14 +325,16 @@ def reproduce(size: str = "default", do_policies: bool = True, workers: Optional
             all(abs(fm[c]["mean_us"] / b - 1) <= NEAR for c in ("64k64k", "nointf")),
             f"64KB-64KB {fm['64k64k']['mean_us']:.1f}, 10 req/epoch {fm['nointf']['mean_us']:.1f} us (base {b:.1f})"))
         if ios:
-            io, iw = pol["ioshares-repaired"], pol["ioshares-as-written"]
+            io, iw, im = pol["ioshares-repaired"], pol["ioshares-as-written"], pol["ioshares-mean"]
+            mean_v = "; variant statistic = mean, not judged: " + ", ".join(
+                f"{c} {im[c]['mean_us']:.1f}" for c in SIZES + ["64k64k", "nointf"]) + " us"
             lim = (1 + NEAR) * b + REPORT_COST_US
             diff = any(abs(io[c]["mean_us"] - iw[c]["mean_us"]) > 0.05 for c in io)
             aw = (" (as-written: " + ", ".join(f"{sz} {iw[sz]['mean_us']:.1f}" for sz in SIZES) + ")") if diff else \
                 " (as-written: identical)"
             checks.append(reg["R8-near-base"].judge(
                 all(io[sz]["mean_us"] <= lim for sz in SIZES),
-                ", ".join(f"{sz} {io[sz]['mean_us']:.1f}" for sz in SIZES) + f" us ≤ {lim:.1f}?" + aw))
+                ", ".join(f"{sz} {io[sz]['mean_us']:.1f}" for sz in SIZES) + f" us ≤ {lim:.1f}?" + aw + mean_v))
             checks.append(reg["R8-beats-fm"].judge(
                 all(io[sz]["mean_us"] < fm[sz]["mean_us"] for sz in SIZES),
                 ", ".join(f"{sz} {io[sz]['mean_us']:.1f} vs {fm[sz]['mean_us']:.1f}" for sz in SIZES) + " us"))
@@ -333,12 +343,13 @@ def reproduce(size: str = "default", do_policies: bool = True, workers: Optional
             checks.append(reg["R8-nointf"].judge(
                 all(io[c]["mean_us"] <= lim for c in ("64k64k", "nointf")) and min(other_caps, default=100) >= 50,
                 f"64KB-64KB {io['64k64k']['mean_us']:.1f}, 10 req/epoch {io['nointf']['mean_us']:.1f} us; "
-                f"lowest cap on the other VM {min(other_caps, default=100)} %"))
+                f"lowest cap on the other VM {min(other_caps, default=100)} %" + mean_v + "; lowest cap there "
+                f"{min((r['cap'] for case in ('64k64k', 'nointf') for r in recs[f'ioshares-mean-{case}'] if r['vm'] != REPORTER and r['cap']), default=100)} %"))
             fc = io["2M"]["final_cap"]
             checks.append(reg["R8-cap"].judge(
                 fc is not None and 3.125 / ORDER <= fc <= 3.125 * ORDER,
                 f"mean cap over the last quarter {fc if fc is None else round(fc, 2)} % (100/BR = 3.125 %; "
-                f"as-written {iw['2M']['final_cap']})"))
+                f"as-written {iw['2M']['final_cap']}; variant statistic = mean {im['2M']['final_cap']})"))
             dp = io["64k64k"]["ptime_us"] - fm["64k64k"]["ptime_us"]
             checks.append(reg["R8-report"].judge(
                 True, f"report-cost = 10us per reported latency, stalled on the reporting VM at each 1 ms step; it "

@@ -108,7 +108,7 @@ impl Default for IoSharesConfig {
             sla: 0.10,
             window: 32,
             baseline: Baseline::Running,
-            statistic: Statistic::Mean,
+            statistic: Statistic::Either,
             intf_percent_units: false,
             interferer: Interferer::LargestShare,
             share_intervals: 1,
@@ -190,7 +190,7 @@ impl IoSharesConfig {
                 n => n,
             },
             baseline: base,
-            statistic: match p.choice("statistic", &["mean", "either", "std"])? {
+            statistic: match p.choice("statistic", &["either", "mean", "std"])? {
                 "mean" => Statistic::Mean,
                 "either" => Statistic::Either,
                 _ => Statistic::Std,

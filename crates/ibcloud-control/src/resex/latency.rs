@@ -29,9 +29,11 @@ pub enum Baseline {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Statistic {
-    /// The larger of the two increases.
+    /// The larger of the two increases (default: the seed's "the
+    /// percentage increase in either of these").
     Either,
-    /// The mean's (default; docs/resex.md says why).
+    /// The mean's only (a reading considered after seeing its effect; a
+    /// variant, docs/resex.md).
     Mean,
     /// The standard deviation's.
     Std,
