@@ -85,12 +85,17 @@ pub trait CapPolicy: std::fmt::Debug + Send {
 /// registered here as they land.
 pub fn build_cap_policy(
     kind: &str,
-    _params: &serde_json::Map<String, serde_json::Value>,
-    _vm_names: &[String],
+    params: &serde_json::Map<String, serde_json::Value>,
+    vm_names: &[String],
 ) -> Result<Box<dyn CapPolicy>, String> {
-    Err(format!(
-        "unknown capping policy '{kind}' (fares, freemarket, ioshares)"
-    ))
+    match kind {
+        "fares" => Ok(Box::new(crate::fares::Fares::from_params(
+            params, vm_names,
+        )?)),
+        _ => Err(format!(
+            "unknown capping policy '{kind}' (fares, freemarket, ioshares)"
+        )),
+    }
 }
 
 /// Converts a Xen-style cap to a CFS quota for `period` (`None` =
