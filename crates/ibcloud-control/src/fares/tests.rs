@@ -107,7 +107,7 @@ fn host_load_is_sum_over_cpus() {
     // 8 VMs at 100 % on 8 CPUs = 100 % ≥ MAX_LOAD 90: no boost; at 80 % each: 80 < 90.
     let mut p = params();
     p.cap_min = 1.0;
-    let mut f = Fares::new(p, vec![Some(Priority::High); 8]).unwrap();
+    let f = Fares::new(p, vec![Some(Priority::High); 8]).unwrap();
     let busy: Vec<_> = (0..8).map(|_| sample(200, 100.0)).collect();
     assert!(close(f.load(&busy, 0), 100.0));
     let light: Vec<_> = (0..8).map(|_| sample(200, 80.0)).collect();
