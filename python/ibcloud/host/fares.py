@@ -244,24 +244,27 @@ def _fig17(ks: Dict[int, float], steps_scale: float, reading: str,
     return out, logs
 
 
-def _fig15(workers: Optional[int], steps: int) -> Dict[str, Any]:
-    """High-priority MG beside low-priority IS: completions per 100 ms
-    window of MG rank 0 and IS rank 0, without and with FaReS (5:1)."""
+def _fig15(workers: Optional[int], steps: int, reading: str = "baseline") -> Dict[str, Any]:
+    """High-priority MG beside low-priority IS: requests completed per
+    100 ms window by MG's four ranks and by IS's, without and with FaReS
+    (target 5:1, k = 1)."""
     main, bg = "mg", "is"
-    runs = _run_all([_pair_scenario(main, bg, steps, 30, ctl) for ctl in
+    runs = _run_all([_pair_scenario(main, bg, steps, 60, ctl, hosts=READINGS[reading]) for ctl in
                      (None, _fares(_ranks("m", main), _ranks("b", bg), 5, 1.0))], workers)
     out: Dict[str, Any] = {}
     for name, r in zip(("without", "with"), runs):
         s = r.samples()
         tm = _main_time(r)
         s = s[s.time_s <= tm + 1e-9]
-        series = {vm: s[s.vm == vm].requests.astype(float).tolist() for vm in (f"m-{main}0", f"b-{bg}0")}
-        times = s[s.vm == f"m-{main}0"].time_s.tolist()
-        mg = series[f"m-{main}0"]
+        per = s.groupby([s.time_s.round(6), s.vm.str[:2]]).requests.sum().unstack(fill_value=0)
+        series = {"MG (high)": per.get("m-", per.iloc[:, 0] * 0).astype(float).tolist(),
+                  "IS (low)": per.get("b-", per.iloc[:, 0] * 0).astype(float).tolist()}
+        times = [float(t) for t in per.index]
+        mg = series["MG (high)"]
         mean = statistics.fmean(mg) if mg else 0.0
         cv = statistics.pstdev(mg) / mean if mean > 0 else INF
         out[name] = {"t_main": tm, "times": times, "series": series, "mg_mean": mean, "mg_cv": cv,
-                     "is_total": sum(series[f"b-{bg}0"])}
+                     "is_total": sum(series["IS (low)"])}
     return out
 
 
@@ -449,6 +452,8 @@ def reproduce(scale: int = 4, do_fig15: bool = True, do_fig16: bool = True, do_f
     s["fig17"] = s["readings"]["baseline"]["fig17"]
     if do_fig15:
         s["fig15"] = _fig15(workers, max(1, round(20 * f)))
+        if contended:
+            s["fig15_contended"] = _fig15(workers, max(1, round(20 * f)), "contended")
     if do_fig16:
         s["fig16"] = _fig16(workers, max(1, round(STEPS["mg"] * f)))
     if do_fig18:
@@ -479,10 +484,12 @@ def _print(s: Dict[str, Any]) -> None:
             m, sd = _mean_sd([r["fig17"][k][str(t)]["ratio"] for k in PAIRS])
             print(f"    target {t}:1: mean {m:.2f}, σ {sd:.2f}   (thesis {THESIS[t]:.2f}"
                   f"{'' if TARGETS[t] is None else f', σ {TARGETS[t]}'})")
-    if "fig15" in s:
+    for key in ("fig15", "fig15_contended"):
+        if key not in s:
+            continue
         for n in ("without", "with"):
-            r = s["fig15"][n]
-            print(f"Fig. 15 {n} FaReS: MG completions/100 ms mean {r['mg_mean']:.1f} (CV {r['mg_cv']:.2f}); "
+            r = s[key][n]
+            print(f"Fig. 15 ({'baseline' if key == 'fig15' else 'contended, not judged'}) {n} FaReS: MG completions/100 ms mean {r['mg_mean']:.1f} (CV {r['mg_cv']:.2f}); "
                   f"IS {r['is_total']:.0f} completions; MG done {r['t_main']:.2f} s (qualitative)")
     if "fig16" in s:
         print("Fig. 16 RDMA Write vs MG (MG run time s; write MiB/s) — qualitative")
