@@ -81,7 +81,7 @@ def test_registry_and_options():
 
 
 def test_calibrate_rejects_targets_without_a_search():
-    with pytest.raises(ValueError, match="1:1 needs no calibration"):
-        fares.calibrate(1)
+    with pytest.raises(ValueError, match="target must be one of 1, 5, 10"):
+        fares.calibrate(3)
     with pytest.raises(Exception):
         fares.calibrate(-5)
