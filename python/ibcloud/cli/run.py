@@ -328,7 +328,7 @@ def _tour_campaign(args: argparse.Namespace) -> str:
 TOUR_REPRODUCTIONS = {
     "ibmon": ["--iterations", "300", "--intervals", "4,64,1000", "--sizes", "64k"],
     "thrashing": ["--phases", "1", "--mb-requests", "120", "--no-fig12"],
-    "fares": ["--scale", "1", "--search-steps", "1", "--no-contended", "--no-fig16", "--no-fig18"],
+    "fares": ["--scale", "1", "--search-steps", "0", "--pairs", "a", "--no-contended", "--no-fig16", "--no-fig18"],
 }
 
 

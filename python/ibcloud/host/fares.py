@@ -175,13 +175,22 @@ class _Pair:
 
 def _pairs(specs: List[Tuple[str, str, int, Optional[str]]], workers: Optional[int],
            hosts: List[Dict[str, Any]]) -> List[_Pair]:
-    """Pairs with their alone references (two parallel batches)."""
+    """Pairs with their alone references (two parallel batches; runs are
+    deterministic, so the training pair's are reused across targets)."""
+    key = json.dumps([specs, hosts])
+    if key in _ALONE:
+        return _ALONE[key]
     mains = _run_all([_pair_scenario(m, b, st, 600, with_bg=False, main_compute=c, hosts=hosts)
                       for m, b, st, c in specs], workers)
     pairs = [_Pair(m, b, st, c, _main_time(r), hosts) for (m, b, st, c), r in zip(specs, mains)]
     for p, r in zip(pairs, _run_all([p.alone_scenarios()[0] for p in pairs], workers)):
         p.bg_alone = r
+    _ALONE.clear()  # keep the last set only
+    _ALONE[key] = pairs
     return pairs
+
+
+_ALONE: Dict[str, List[_Pair]] = {}
 
 
 @checked_ints
@@ -195,7 +204,10 @@ def calibrate(target: int, steps: int = STEPS["is"], iterations: int = 6, readin
     probe, and ``reachable`` (False when the target lies outside the
     ratios of the range's ends: then the nearer end is used).
 
-    >>> c = calibrate(5, steps=2, iterations=1)   # doctest: +SKIP
+    >>> calibrate(3)
+    Traceback (most recent call last):
+    ...
+    ValueError: calibrate: target must be one of 1, 5, 10, got 3
     """
     if target not in TARGETS:
         raise ValueError(f"calibrate: target must be one of {', '.join(map(str, TARGETS))}, got {target}")
@@ -225,12 +237,12 @@ def calibrate(target: int, steps: int = STEPS["is"], iterations: int = 6, readin
     return {**out, "k": best["k"], "ratio": best["ratio"], "reachable": True}
 
 
-def _fig17(ks: Dict[int, float], steps_scale: float, reading: str,
-           workers: Optional[int]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
-    """Every pair: alone, Thrash (no FaReS), monitor-only, and FaReS at each target."""
+def _fig17(ks: Dict[int, float], steps_scale: float, reading: str, workers: Optional[int],
+           keys: str = "abcdef") -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    """Every pair (of ``keys``): alone, Thrash (no FaReS), monitor-only, and FaReS at each target."""
     specs = [(main, bg, max(1, round(STEPS[main] * steps_scale * (5 if bg == "is" else 1))), None)
-             for main, bg in PAIRS.values()]
-    pairs = dict(zip(PAIRS, _pairs(specs, workers, READINGS[reading])))
+             for main, bg in (PAIRS[k] for k in keys)]
+    pairs = dict(zip(keys, _pairs(specs, workers, READINGS[reading])))
     cases = [(key, name, ctl) for key, p in pairs.items()
              for name, ctl in [("thrash", None), ("monitor", p.ctl(1, 1.0, monitor=True))]
              + [(t, p.ctl(t, ks[t])) for t in TARGETS]]
@@ -250,7 +262,9 @@ def _fig15(workers: Optional[int], steps: int, reading: str = "baseline") -> Dic
     100 ms window by MG's four ranks and by IS's, without and with FaReS
     (target 5:1, k = 1)."""
     main, bg = "mg", "is"
-    runs = _run_all([_pair_scenario(main, bg, steps, 60, ctl, hosts=READINGS[reading]) for ctl in
+    # MG alone: 0.383 s per superstep (F Table 1's calibration); 3× that bounds a consolidated run.
+    dur = 3 * 0.383 * steps * (2 if reading == "contended" else 1) + 1
+    runs = _run_all([_pair_scenario(main, bg, steps, dur, ctl, hosts=READINGS[reading]) for ctl in
                      (None, _fares(_ranks("m", main), _ranks("b", bg), 5, 1.0))], workers)
     out: Dict[str, Any] = {}
     for name, r in zip(("without", "with"), runs):
@@ -282,7 +296,8 @@ def _fig16(workers: Optional[int], steps: int) -> Dict[str, Any]:
         both = vms + [{"name": "wc", "host": "A"}, {"name": "ws", "host": "B"}]
 
         def sc(ctl: Optional[Dict[str, Any]], alone: bool = False) -> Dict[str, Any]:
-            s: Dict[str, Any] = {"duration": "60s", "sample-interval": "100ms", "hosts": HOSTS,
+            s: Dict[str, Any] = {"duration": f"{3 * 0.383 * steps + 1:.3f}s", "sample-interval": "100ms",
+                                 "hosts": HOSTS,
                                  "vms": vms if alone else both, "workloads": [mg] if alone else [mg, wr]}
             if ctl:
                 s["controllers"] = [ctl]
@@ -307,7 +322,7 @@ def _fig18(workers: Optional[int], rounds: int) -> Dict[str, Any]:
     FaReS, with FaReS (MMR-1 high, MMR-2 low, target ratio m)."""
     out: Dict[str, Any] = {}
     for m in (5, 10, 20):
-        def sc(which: Tuple[bool, bool], ctl: bool) -> Dict[str, Any]:
+        def sc(which: Tuple[bool, bool], ctl: bool, duration: float = 600.0) -> Dict[str, Any]:
             vms, wls = [], []
             for inst, on, ratio, it in ((1, which[0], "1:1", 10 ** 6), (2, which[1], f"1:{m}", rounds)):
                 if not on:
@@ -318,16 +333,17 @@ def _fig18(workers: Optional[int], rounds: int) -> Dict[str, Any]:
                          "iterations": it},
                         {"kind": "mapreduce-sort", "vm": names[3], "peer": names[1], "io-ratio": ratio,
                          "iterations": it}]
-            s: Dict[str, Any] = {"duration": "60s", "sample-interval": "100ms", "hosts": HOSTS, "vms": vms,
+            s: Dict[str, Any] = {"duration": f"{duration:.3f}s", "sample-interval": "100ms", "hosts": HOSTS, "vms": vms,
                                  "workloads": wls}
             if ctl:
                 s["controllers"] = [{"kind": "fares", "high": [f"mmr1-{k}" for k in range(4)],
                                      "low": [f"mmr2-{k}" for k in range(4)], "ratio": m, "cpus": 12}]
             return s
 
-        names = ["alone2", "thrash", "fares"]
-        res = dict(zip(names, _run_all([sc((False, True), False), sc((True, True), False), sc((True, True), True)],
-                                        workers)))
+        alone2 = _run_all([sc((False, True), False)], workers)[0]
+        bound = 6 * float(alone2.workloads().set_index("vm").loc["mmr2-0", "finish_s"]) + 1
+        res = {"alone2": alone2, **dict(zip(["thrash", "fares"], _run_all(
+            [sc((True, True), False, bound), sc((True, True), True, bound)], workers)))}
         t2 = {n: float(r.workloads().set_index("vm").loc["mmr2-0", "finish_s"]) for n, r in res.items()}
         # MMR-1's rate: rounds completed (its latency samples) per second while MMR-2 ran.
         alone1 = _run_all([sc((True, False), False) | {"duration": f"{t2['alone2']:.3f}s"}], workers)[0]
@@ -362,11 +378,12 @@ def _checks(s: Dict[str, Any]) -> List[Check]:
         out.append(reg[cid].judge(abs(c["ratio"] - t) <= TARGETS[t],
                                   f"k = {c['k']:.3g}: ratio {c['ratio']:.2f}:1 on {TRAIN[0].upper()} vs {TRAIN[1].upper()}{reach}"))
     f17 = s["fig17"]
-    ratios = {t: [f17[k][str(t)]["ratio"] for k in PAIRS] for t in TARGETS}
-    thrash = [f17[k]["thrash"]["ratio"] for k in PAIRS]
+    keys = list(f17)
+    ratios = {t: [f17[k][str(t)]["ratio"] for k in keys] for t in TARGETS}
+    thrash = [f17[k]["thrash"]["ratio"] for k in keys]
 
     def fmt(xs: List[float]) -> str:
-        return ", ".join(f"({k}) {x:.2f}" for k, x in zip(PAIRS, xs))
+        return ", ".join(f"({k}) {x:.2f}" for k, x in zip(keys, xs))
 
     m1, _ = _mean_sd(ratios[1])
     out.append(reg["F17-1"].judge(abs(m1 - 1) <= 0.5, f"mean {m1:.2f}: {fmt(ratios[1])}; Thrash {fmt(thrash)}",
@@ -376,9 +393,9 @@ def _checks(s: Dict[str, Any]) -> List[Check]:
         out.append(reg[cid].judge(abs(m - THESIS[t]) <= tol, f"mean {m:.2f}, σ {sd:.2f}: {fmt(ratios[t])}",
                                   shape=math.isfinite(m) and m > m1))
         out.append(reg[f"{cid}-sd"].judge(sd <= sd_bound, f"σ {sd:.2f}"))
-    order = [ratios[1][i] < ratios[5][i] < ratios[10][i] for i in range(len(PAIRS))]
+    order = [ratios[1][i] < ratios[5][i] < ratios[10][i] for i in range(len(keys))]
     out.append(reg["F17-order"].judge(all(order), f"{sum(order)}/{len(order)} pairs in order"))
-    ovh = [abs(f17[k]["monitor"]["d_main"] - f17[k]["thrash"]["d_main"]) * 100 for k in PAIRS]
+    ovh = [abs(f17[k]["monitor"]["d_main"] - f17[k]["thrash"]["d_main"]) * 100 for k in keys]
     out.append(reg["OVH"].judge(max(ovh) < 1.0, f"largest change of the main's degradation {max(ovh):.3f} points"))
     if "fig15" in s:
         w, wo = s["fig15"]["with"], s["fig15"]["without"]
@@ -428,25 +445,32 @@ def _checks(s: Dict[str, Any]) -> List[Check]:
 
 @checked_ints
 def reproduce(scale: int = 4, do_fig15: bool = True, do_fig16: bool = True, do_fig18: bool = True,
-              iterations: int = 6, workers: Optional[int] = None, contended: bool = True) -> Dict[str, Any]:
+              iterations: int = 6, workers: Optional[int] = None, contended: bool = True,
+              pairs: str = "abcdef") -> Dict[str, Any]:
     """Runs the calibration, then everything else; returns rows, action
     logs and checks. ``scale`` is the size in quarters of the default
     (4 = default; 1 = the tour's reduced size). ``contended`` adds the
     ``contended`` reading of the CPU layout (:data:`READINGS`), with its own
     scaler search, beside the baseline (judged).
 
-    >>> s = reproduce(scale=1, do_fig15=False, do_fig16=False, do_fig18=False, iterations=1,
-    ...               contended=False)   # doctest: +SKIP
+    >>> s = reproduce(scale=1, do_fig15=False, do_fig16=False, do_fig18=False, iterations=0,
+    ...               contended=False, pairs="a")
+    >>> [(c["id"], c["verdict"]) for c in s["checks"]][:3]   # the search: calibration rows
+    [('CAL-1', 'calibration'), ('CAL-5', 'calibration'), ('CAL-10', 'calibration')]
+    >>> s["fig17"]["a"]["thrash"]["d_main"] < 0.01   # baseline: BT is not degraded by CG (the cause)
+    True
     """
     if scale < 1:
         raise ValueError("scale must be at least 1")
+    if not pairs or any(k not in PAIRS for k in pairs) or len(set(pairs)) != len(pairs):
+        raise ValueError(f"pairs: letters of Fig. 17's pairs (a-f), each once, got '{pairs}'")
     f = scale / 4
     s: Dict[str, Any] = {"scale": scale, "readings": {}}
     logs: List[Dict[str, Any]] = []
     for reading in ["baseline"] + (["contended"] if contended else []):
         cal = {str(t): calibrate(t, max(1, round(STEPS["is"] * f)), iterations, reading, workers) for t in TARGETS}
         ks = {t: cal[str(t)]["k"] for t in TARGETS}
-        f17, log = _fig17(ks, f, reading, workers)
+        f17, log = _fig17(ks, f, reading, workers, pairs)
         s["readings"][reading] = {"hosts": READINGS[reading], "calibration": cal, "k": ks, "fig17": f17}
         logs += [{"reading": reading, **row} for row in log]
     s["calibration"] = s["readings"]["baseline"]["calibration"]
@@ -482,7 +506,7 @@ def _print(s: Dict[str, Any]) -> None:
             cells = [f"{p[c]['d_main']:+.1%}/{p[c]['d_bg']:+.0%} {p[c]['ratio']:6.2f}" for c in ("thrash", "1", "5", "10")]
             print(f"    ({k}) {p['main'].upper()}-{p['bg'].upper():<4} {p['t0']:>7.2f} " + " ".join(f"{c:>21}" for c in cells))
         for t in TARGETS:
-            m, sd = _mean_sd([r["fig17"][k][str(t)]["ratio"] for k in PAIRS])
+            m, sd = _mean_sd([p[str(t)]["ratio"] for p in r["fig17"].values()])
             print(f"    target {t}:1: mean {m:.2f}, σ {sd:.2f}   (thesis {THESIS[t]:.2f}"
                   f"{'' if t == 1 else f', σ {TARGETS[t]}'})")
     for key in ("fig15", "fig15_contended"):
@@ -508,16 +532,24 @@ def _print(s: Dict[str, Any]) -> None:
 
 def write_outputs(s: Dict[str, Any], out: str) -> None:
     """``OUT/summary.json``, ``OUT/actions.parquet`` (the FaReS action log
-    of every Fig. 17 run: pair, case, time_s, vm, observed requests, price =
-    Δcap, level, cap) and ``OUT/fares.png`` (cap trajectories of pair (a)
-    and the Fig. 15 series)."""
+    of every Fig. 17 run: reading, pair, case, time_s, vm, observed
+    requests, price = Δcap, level, cap) and ``OUT/fares.png`` (cap
+    trajectories of pair (a) and the Fig. 15 series).
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> write_outputs({"checks": [], "action_log": [{"reading": "baseline", "pair": "a", "case": "5", "time_s": 0.09,
+    ...                "vm": "b-cg0", "observed": 420.0, "price": -16.0, "level": 84.0, "cap": 84}]}, d)
+    >>> sorted(p.name for p in Path(d).iterdir())
+    ['actions.parquet', 'fares.png', 'summary.json']
+    """
     import pandas as pd
 
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     logs = s.get("action_log", [])
     write_summary({k: v for k, v in s.items() if k != "action_log"}, out)
-    df = pd.DataFrame(logs, columns=["pair", "case", "time_s", "vm", "observed", "price", "level", "cap"])
+    df = pd.DataFrame(logs, columns=["reading", "pair", "case", "time_s", "vm", "observed", "price", "level", "cap"])
     df.to_parquet(d / "actions.parquet", index=False)
     import matplotlib
 
@@ -525,12 +557,13 @@ def write_outputs(s: Dict[str, Any], out: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    a = df[(df.pair == "a") & df.vm.str.startswith("b-")]
+    a = df[(df.reading == "baseline") & (df.pair == "a") & df.vm.str.startswith("b-")]
     for (case, vm), g in a.groupby(["case", "vm"]):
         if vm.endswith("0") and case in ("1", "5", "10"):
             axes[0].plot(g.time_s, g.level, label=f"target {case}:1, {vm}")
     axes[0].set(title="Fig. 17 (a) BT vs CG: background caps", xlabel="time (s)", ylabel="cap (%)")
-    axes[0].legend(fontsize=7)
+    if len(a):
+        axes[0].legend(fontsize=7)
     if "fig15" in s:
         for n, ls in (("without", "--"), ("with", "-")):
             r = s["fig15"][n]
@@ -554,6 +587,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="size in quarters of the default (main supersteps, MMR rounds; default 4; the tour uses 1)")
     parser.add_argument("--search-steps", type=integer(0), default=6,
                         help="bisection runs of the scaler search per target (default 6)")
+    parser.add_argument("--pairs", default="abcdef",
+                        help="Fig. 17 pairs to run (letters a-f, default all; the F17 means are over these)")
     parser.add_argument("--no-fig15", action="store_true", help="skip Fig. 15 (MG vs IS time series)")
     parser.add_argument("--no-fig16", action="store_true", help="skip Fig. 16 (RDMA Write vs MG-4/MG-8)")
     parser.add_argument("--no-fig18", action="store_true", help="skip Fig. 18 (MPI map-reduce)")
@@ -568,9 +603,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs, prints and ends with the scoreboard; exit status 1 when a
-    prediction or qualitative claim that ran does not hold."""
+    prediction or qualitative claim that ran does not hold.
+
+    >>> p = argparse.ArgumentParser(); configure(p)
+    >>> run(p.parse_args(["--pairs", "az"]))
+    Traceback (most recent call last):
+    ...
+    ValueError: pairs: letters of Fig. 17's pairs (a-f), each once, got 'az'
+    """
     s = reproduce(args.scale, not args.no_fig15, not args.no_fig16, not args.no_fig18, args.search_steps,
-                  args.threads, not args.no_contended)
+                  args.threads, not args.no_contended, args.pairs)
     if args.out:
         write_outputs(s, args.out)
     s.pop("action_log", None)
