@@ -576,6 +576,21 @@ def write_outputs(s: Dict[str, Any], out: str) -> None:
     plt.close(fig)
 
 
+def _pairs_arg(text: str) -> str:
+    """``--pairs``: letters of Fig. 17's pairs, each once.
+
+    >>> _pairs_arg("ab")
+    'ab'
+    >>> _pairs_arg("az")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: letters of Fig. 17's pairs (a-f), each once, got 'az'
+    """
+    if not text or any(k not in PAIRS for k in text) or len(set(text)) != len(text):
+        raise argparse.ArgumentTypeError(f"letters of Fig. 17's pairs (a-f), each once, got '{text}'")
+    return text
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Adds the reproduction's options.
 
@@ -587,7 +602,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="size in quarters of the default (main supersteps, MMR rounds; default 4; the tour uses 1)")
     parser.add_argument("--search-steps", type=integer(0), default=6,
                         help="bisection runs of the scaler search per target (default 6)")
-    parser.add_argument("--pairs", default="abcdef",
+    parser.add_argument("--pairs", default="abcdef", type=_pairs_arg,
                         help="Fig. 17 pairs to run (letters a-f, default all; the F17 means are over these)")
     parser.add_argument("--no-fig15", action="store_true", help="skip Fig. 15 (MG vs IS time series)")
     parser.add_argument("--no-fig16", action="store_true", help="skip Fig. 16 (RDMA Write vs MG-4/MG-8)")
@@ -606,10 +621,11 @@ def run(args: argparse.Namespace) -> int:
     prediction or qualitative claim that ran does not hold.
 
     >>> p = argparse.ArgumentParser(); configure(p)
-    >>> run(p.parse_args(["--pairs", "az"]))
+    >>> a = p.parse_args(["--pairs", "a"]); a.scale = 0
+    >>> run(a)
     Traceback (most recent call last):
     ...
-    ValueError: pairs: letters of Fig. 17's pairs (a-f), each once, got 'az'
+    ValueError: scale must be at least 1
     """
     s = reproduce(args.scale, not args.no_fig15, not args.no_fig16, not args.no_fig18, args.search_steps,
                   args.threads, not args.no_contended, args.pairs)
