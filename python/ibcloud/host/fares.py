@@ -482,7 +482,7 @@ def reproduce(scale: int = 4, do_fig15: bool = True, do_fig16: bool = True, do_f
     if do_fig16:
         s["fig16"] = _fig16(workers, max(1, round(STEPS["mg"] * f)))
     if do_fig18:
-        s["fig18"] = _fig18(workers, max(1, 3 * scale))
+        s["fig18"] = _fig18(workers, max(1, 10 * scale))
     s["action_log"] = logs
     s["checks"] = [c.as_dict() for c in _checks(s)]
     return s
@@ -557,11 +557,12 @@ def write_outputs(s: Dict[str, Any], out: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    a = df[(df.reading == "baseline") & (df.pair == "a") & df.vm.str.startswith("b-")]
-    for (case, vm), g in a.groupby(["case", "vm"]):
+    a = df[(df.pair == "a") & df.vm.str.startswith("b-")]
+    for (reading, case, vm), g in a.groupby(["reading", "case", "vm"]):
         if vm.endswith("0") and case in ("1", "5", "10"):
-            axes[0].plot(g.time_s, g.level, label=f"target {case}:1, {vm}")
-    axes[0].set(title="Fig. 17 (a) BT vs CG: background caps", xlabel="time (s)", ylabel="cap (%)")
+            axes[0].plot(g.time_s, g.level, "-" if reading == "baseline" else "--",
+                         label=f"{reading}, target {case}:1, {vm}")
+    axes[0].set(title="Fig. 17 (a) BT vs CG: background cap (CG rank 0)", xlabel="time (s)", ylabel="cap (%)")
     if len(a):
         axes[0].legend(fontsize=7)
     if "fig15" in s:
