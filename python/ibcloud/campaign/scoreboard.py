@@ -35,6 +35,7 @@ PAPERS: Dict[str, str] = {
     "ibmon": "Seed 004 F R1-R2 (IBMon)",
     "thrashing": "Seed 004 F R3 (I/O thrashing)",
     "resex": "Seed 004 F R5-R8 (ResEx)",
+    "fares": "Seed 004 F R4 (FaReS)",
 }
 
 #: Columns of the totals, in order (the verdicts, then the number of claims).
