@@ -85,12 +85,15 @@ pub trait CapPolicy: std::fmt::Debug + Send {
 /// registered here as they land.
 pub fn build_cap_policy(
     kind: &str,
-    _params: &serde_json::Map<String, serde_json::Value>,
-    _vm_names: &[String],
+    params: &serde_json::Map<String, serde_json::Value>,
+    vm_names: &[String],
 ) -> Result<Box<dyn CapPolicy>, String> {
-    Err(format!(
-        "unknown capping policy '{kind}' (fares, freemarket, ioshares)"
-    ))
+    match kind {
+        "freemarket" | "ioshares" => crate::resex::build(kind, params, vm_names),
+        _ => Err(format!(
+            "unknown capping policy '{kind}' (fares, freemarket, ioshares)"
+        )),
+    }
 }
 
 /// Converts a Xen-style cap to a CFS quota for `period` (`None` =

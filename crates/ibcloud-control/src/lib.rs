@@ -18,6 +18,7 @@
 
 pub mod capping;
 pub mod ibmon;
+pub mod resex;
 pub mod sim;
 pub mod xenstat;
 
