@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [agent]
-//! period = 1.0                 # seconds between control steps
+//! period = 1.0                 # seconds between steps (default: the policy's interval)
 //! state-file = "/run/ibcloud-agent.state"
 //! socket = "/run/ibcloud-agent.sock"   # latency reports (optional)
 //! dry-run = false
@@ -92,8 +92,10 @@ pub struct VmConfig {
 pub struct Config {
     /// The file it came from.
     pub path: PathBuf,
-    /// Control period (s).
-    pub period_s: f64,
+    /// Control period (s); `None` = the policy's own control interval.
+    pub period_s: Option<f64>,
+    /// Line of `period =`.
+    pub period_line: usize,
     /// State file.
     pub state_file: PathBuf,
     /// Latency socket.
@@ -169,7 +171,7 @@ impl Config {
             steps: None,
         });
         let period_s = match &agent.period {
-            None => 1.0,
+            None => None,
             Some(p) => {
                 let v = *p.get_ref();
                 if !v.is_finite() || !(0.01..=3600.0).contains(&v) {
@@ -178,9 +180,13 @@ impl Config {
                         format!("period = {v}: must be between 0.01 and 3600 seconds"),
                     ));
                 }
-                v
+                Some(v)
             }
         };
+        let period_line = agent
+            .period
+            .as_ref()
+            .map_or(0, |p| line_of(text, p.span().start));
         let (cgroup_version, cgroup_version_line) = match &agent.cgroup_version {
             None => (None, 0),
             Some(v) => (
@@ -389,6 +395,7 @@ impl Config {
         Ok(Config {
             path: path.to_path_buf(),
             period_s,
+            period_line,
             state_file: opt_path(&agent.state_file)
                 .unwrap_or_else(|| PathBuf::from("/run/ibcloud-agent.state")),
             socket: opt_path(&agent.socket),

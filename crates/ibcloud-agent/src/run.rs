@@ -170,6 +170,7 @@ pub fn run_policy(
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Result<Summary, AgentError> {
     let dry_run = cfg.dry_run || opts.dry_run;
+    let period_s = check_period(cfg, policy.as_ref())?;
     let hier = detect(&cfg.cgroup_root, cfg.cgroup_version)
         .map_err(|e| AgentError::Input(cfg.at(cfg.cgroup_version_line, e)))?;
     let mut summary = Summary {
@@ -288,6 +289,7 @@ pub fn run_policy(
         log.as_mut(),
         steps_limit,
         dry_run,
+        period_s,
         should_stop,
         &mut summary,
     );
@@ -310,6 +312,31 @@ pub fn run_policy(
     Ok(summary)
 }
 
+/// The loop's period: the policy's control interval, which `[agent]
+/// period` may restate but not contradict (a ResEx policy charges per
+/// interval, so stepping it at another rate would misprice everything).
+fn check_period(cfg: &Config, policy: &dyn CapPolicy) -> Result<f64, AgentError> {
+    let own = policy.period() as f64 / 1e12;
+    match cfg.period_s {
+        Some(p) if (p - own).abs() > 1e-9 * own.max(1.0) => Err(AgentError::Input(cfg.at(
+            cfg.period_line,
+            format!(
+                "period = {p} s, but policy '{}' steps every {own} s: set the policy's interval in [policy] \
+                 (e.g. interval = \"{p}s\") or drop [agent] period",
+                policy.name()
+            ),
+        ))),
+        _ if !(0.01..=3600.0).contains(&own) => Err(AgentError::Input(cfg.at(
+            cfg.policy_line,
+            format!(
+                "policy '{}' steps every {own} s; a host agent needs 0.01 s to 3600 s (set its interval in [policy])",
+                policy.name()
+            ),
+        ))),
+        _ => Ok(own),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn control_loop(
     cfg: &Config,
@@ -321,10 +348,11 @@ fn control_loop(
     mut log: Option<&mut std::io::BufWriter<std::fs::File>>,
     steps_limit: Option<u64>,
     dry_run: bool,
+    period_s: f64,
     should_stop: &mut dyn FnMut() -> bool,
     summary: &mut Summary,
 ) -> Result<(), String> {
-    let period = Duration::from_secs_f64(cfg.period_s);
+    let period = Duration::from_secs_f64(period_s);
     let start = Instant::now();
     // Prime the cumulative sensors so the first step sees one interval.
     for l in live.iter_mut() {

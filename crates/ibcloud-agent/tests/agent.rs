@@ -507,7 +507,7 @@ fn config_reads_everything() {
         ),
     );
     let c = Config::load(&p).unwrap();
-    assert_eq!(c.period_s, 0.5);
+    assert_eq!(c.period_s, Some(0.5));
     assert_eq!(c.state_file, d.join("st"));
     assert_eq!(c.socket, Some(d.join("lat.sock")));
     assert!(c.dry_run);
@@ -589,7 +589,7 @@ impl CapPolicy for Scripted {
         "scripted".into()
     }
     fn period(&self) -> Time {
-        1_000_000_000
+        20_000_000_000 // 20 ms
     }
     fn step(&mut self, _now: Time, obs: &[VmSample]) -> Vec<CapChange> {
         self.seen.push(obs.to_vec());
@@ -825,6 +825,26 @@ fn a_stale_state_file_is_recovered_and_bad_setups_are_input_errors() {
     {
         AgentError::Input(m) => assert!(
             m.contains("AGENT.toml:2:") && m.contains("no cgroup v1 cpu controller"),
+            "{m}"
+        ),
+        o => panic!("{o:?}"),
+    }
+    // an agent period that contradicts the policy's interval
+    let p = write_config(
+        &d,
+        "[agent]\ncgroup-root = 'cg'\nperiod = 1.0\n[[vm]]\nname = 'x'\ncgroup = 'vm1'\n",
+    );
+    let cfg2 = Config::load(&p).unwrap();
+    match run_policy(
+        &cfg2,
+        scripted(vec![vec![0]]),
+        &RunOptions::default(),
+        &mut || false,
+    )
+    .unwrap_err()
+    {
+        AgentError::Input(m) => assert!(
+            m.contains("AGENT.toml:3:") && m.contains("steps every 0.02 s"),
             "{m}"
         ),
         o => panic!("{o:?}"),
