@@ -62,6 +62,7 @@ pub struct Summary {
 #[derive(Debug, Serialize)]
 struct LogLine<'a> {
     t: f64,
+    interval_s: f64,
     step: u64,
     vm: &'a str,
     bytes: u64,
@@ -470,6 +471,7 @@ fn control_loop(
                 let n = s.latencies_us.len();
                 let line = LogLine {
                     t: t_ps as f64 / 1e12,
+                    interval_s: s.interval as f64 / 1e12,
                     step: k,
                     vm: &cfg.vms[i].name,
                     bytes: s.bytes,
