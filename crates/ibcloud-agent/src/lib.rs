@@ -4,7 +4,7 @@
 //! - [`cgroup`]: the actuator, CPU quotas through cgroup v1 or v2;
 //! - [`state`]: the state file of original limits, restore, the guardian;
 //! - [`sensors`]: InfiniBand counters, latency reports, CPU %, replay;
-//! - [`config`]: `AGENT.toml`;
+//! - [`config`]: the `AGENT.toml` file;
 //! - [`run`]: the control loop.
 //!
 //! [`CapPolicy`]: ibcloud_control::capping::CapPolicy

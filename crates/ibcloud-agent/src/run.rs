@@ -136,6 +136,7 @@ impl Guardian {
             .arg(&cfg.state_file)
             .arg(std::process::id().to_string())
             .stdin(Stdio::piped())
+            .stdout(Stdio::null())
             // its own process group: a terminal's Ctrl-C reaches the agent
             // (which restores) but not the guardian, which must outlive it
             .process_group(0)
