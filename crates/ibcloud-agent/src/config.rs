@@ -68,7 +68,7 @@ struct RawVm {
 struct Raw {
     agent: Option<RawAgent>,
     vm: Option<Vec<Spanned<RawVm>>>,
-    policy: Option<Spanned<toml::Table>>,
+    policy: Option<Spanned<std::collections::BTreeMap<Spanned<String>, toml::Value>>>,
 }
 
 /// One VM to control.
@@ -120,6 +120,8 @@ pub struct Config {
     pub policy: serde_json::Map<String, serde_json::Value>,
     /// Line of `[policy]` (errors from the policy's constructor).
     pub policy_line: usize,
+    /// Each `[policy]` key and its line.
+    pub policy_keys: Vec<(String, usize)>,
 }
 
 /// Line (1-based) of byte offset `at` in `text`.
@@ -379,16 +381,20 @@ impl Config {
                 latency: v.latency,
             });
         }
+        let mut policy_keys = Vec::new();
         let (policy, policy_line) = match raw.policy {
             None => (serde_json::Map::new(), 0),
             Some(p) => {
                 let line = line_of(text, p.span().start);
-                let v = serde_json::to_value(p.into_inner())
-                    .map_err(|e| format!("{file}:{line}: [policy]: {e}"))?;
-                match v {
-                    serde_json::Value::Object(m) => (m, line),
-                    _ => unreachable!("a TOML table is a JSON object"),
+                let mut m = serde_json::Map::new();
+                for (k, v) in p.into_inner() {
+                    let kl = line_of(text, k.span().start);
+                    let v = serde_json::to_value(v)
+                        .map_err(|e| format!("{file}:{kl}: [policy]: {e}"))?;
+                    policy_keys.push((k.get_ref().clone(), kl));
+                    m.insert(k.into_inner(), v);
                 }
+                (m, line)
             }
         };
         let opt_path = |s: &Option<Spanned<String>>| s.as_ref().map(|s| resolve(s.get_ref()));
@@ -410,7 +416,22 @@ impl Config {
             vms,
             policy,
             policy_line,
+            policy_keys,
         })
+    }
+
+    /// The line a policy's error is about: that of the `[policy]` key it
+    /// names (as `` `key` `` or `key:`), else the `[policy]` header.
+    pub fn policy_line_of(&self, msg: &str) -> usize {
+        self.policy_keys
+            .iter()
+            .filter(|(k, _)| {
+                msg.contains(&format!("`{k}`"))
+                    || msg.contains(&format!("{k}:"))
+                    || msg.contains(&format!("{k} "))
+            })
+            .max_by_key(|(k, _)| k.len())
+            .map_or(self.policy_line, |(_, l)| *l)
     }
 
     /// `file:line: msg` for a problem at `line` (0 = no line).

@@ -87,8 +87,9 @@ pub fn run(
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Result<Summary, AgentError> {
     let names: Vec<String> = cfg.vms.iter().map(|v| v.name.clone()).collect();
-    let policy = build_cap_policy(kind, &cfg.policy, &names)
-        .map_err(|e| AgentError::Input(cfg.at(cfg.policy_line, format!("policy '{kind}': {e}"))))?;
+    let policy = build_cap_policy(kind, &cfg.policy, &names).map_err(|e| {
+        AgentError::Input(cfg.at(cfg.policy_line_of(&e), format!("policy '{kind}': {e}")))
+    })?;
     run_policy(cfg, policy, opts, should_stop)
 }
 

@@ -523,6 +523,9 @@ fn config_reads_everything() {
     }
     assert_eq!(c.policy["mode"], "repaired");
     assert_eq!(c.policy_line, 20);
+    assert_eq!(c.policy_line_of("freemarket: unknown parameter `mode`"), 22);
+    assert_eq!(c.policy_line_of("epoch: cannot read duration 'x'"), 21);
+    assert_eq!(c.policy_line_of("something else"), 20);
     fs::remove_dir_all(&d).unwrap();
 }
 
