@@ -861,3 +861,38 @@ fn a_stale_state_file_is_recovered_and_bad_setups_are_input_errors() {
     );
     fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn latency_reports_over_a_real_unix_socket() {
+    use ibcloud_agent::sensors::latency::LatencySocket;
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+    let d = scratch("sock");
+    let path = d.join("lat.sock");
+    fs::write(&path, "").unwrap(); // a stale file where the socket goes: replaced
+    let inbox = LatencyInbox::new(&[("vm1".into(), true)]);
+    let sock = LatencySocket::bind(&path, inbox.clone()).unwrap();
+    let e = LatencySocket::bind(&path, inbox.clone()).unwrap_err();
+    assert!(e.contains("in use"), "{e}");
+    for _ in 0..2 {
+        let mut c = UnixStream::connect(&path).unwrap();
+        c.write_all(b"vm1 209\nvm1 oops\nvm1 211.5\n").unwrap();
+    }
+    let mut got = Vec::new();
+    let mut malformed = 0;
+    for _ in 0..200 {
+        let t = inbox.take();
+        got.extend(t.per_vm[0].iter().copied());
+        malformed += t.malformed;
+        if got.len() == 4 && malformed == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    got.sort_by(f64::total_cmp);
+    assert_eq!(got, vec![209.0, 209.0, 211.5, 211.5]);
+    assert_eq!(malformed, 2);
+    drop(sock);
+    assert!(!path.exists(), "the socket file is removed with the listener");
+    fs::remove_dir_all(&d).unwrap();
+}
