@@ -96,7 +96,7 @@ impl CapPolicy for FreeMarket {
                 c.new_epoch(self.rule.restore_at_epoch);
             }
         }
-        let record = self.steps % self.record_every == 0;
+        let record = self.steps.is_multiple_of(self.record_every);
         self.steps += 1;
         let epoch_left = self.ledger.epoch_left(now);
         let monitored = self.ledger.config().monitored.clone();

@@ -6,7 +6,7 @@
 //! equations 1–3).
 //!
 //! Both are [`CapPolicy`](crate::capping::CapPolicy)s: they work from
-//! [`VmSample`](crate::capping::VmSample)s and their parameters only (no
+//! `VmSample`s and their parameters only (no
 //! clock, no OS), so the same object runs on the host simulator and in
 //! `ibcloud agent`. Every choice the thesis leaves open is a parameter;
 //! docs/resex.md gives each default with the seed's words.
@@ -17,11 +17,14 @@
 //! - [`freemarket`], [`ioshares`]: the two policies.
 
 pub mod freemarket;
+pub mod ioshares;
+pub mod latency;
 pub(crate) mod params;
 pub mod resos;
 pub mod throttle;
 
 pub use freemarket::FreeMarket;
+pub use ioshares::IoShares;
 
 use crate::capping::{CapChange, VmSample};
 use serde::Serialize;
@@ -143,6 +146,7 @@ pub(crate) fn build(
 ) -> Result<Box<dyn crate::capping::CapPolicy>, String> {
     match kind {
         "freemarket" => Ok(Box::new(FreeMarket::from_params(params, vm_names)?)),
+        "ioshares" => Ok(Box::new(IoShares::from_params(params, vm_names)?)),
         other => Err(format!("unknown ResEx policy '{other}'")),
     }
 }

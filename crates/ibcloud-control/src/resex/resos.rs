@@ -102,7 +102,7 @@ impl ResoConfig {
         }
         c.interval = p.duration("interval", c.interval)?;
         c.epoch = p.duration("epoch", c.epoch)?;
-        if c.epoch < c.interval || c.epoch % c.interval != 0 {
+        if c.epoch < c.interval || !c.epoch.is_multiple_of(c.interval) {
             return Err(format!(
                 "{}: epoch must be a whole number (≥ 1) of intervals",
                 p.kind
@@ -118,6 +118,16 @@ impl ResoConfig {
         };
         c.vcpus = p.per_vm("vcpus", names, 1.0)?;
         c.weights = p.per_vm("weights", names, 1.0)?;
+        for &vm in &c.monitored {
+            let total = c.cpu_allocation(vm) + c.ib_allocation(vm);
+            if !total.is_finite() {
+                return Err(format!(
+                    "{}: the Reso budget of VM '{}' is not a finite number (cpu-price, \
+                     mtu-price, vcpus, weights or link-bytes-per-s too large)",
+                    p.kind, names[vm]
+                ));
+            }
+        }
         Ok(c)
     }
 
@@ -151,6 +161,8 @@ impl ResoConfig {
 #[derive(Clone, Debug)]
 pub struct Ledger {
     cfg: ResoConfig,
+    /// Allocations per VM (CPU, IB), computed once.
+    alloc: Vec<(f64, f64)>,
     cpu: Vec<f64>,
     ib: Vec<f64>,
     epoch: Option<u64>,
@@ -161,6 +173,9 @@ impl Ledger {
     pub fn new(cfg: ResoConfig) -> Self {
         let n = cfg.vcpus.len();
         Self {
+            alloc: (0..n)
+                .map(|vm| (cfg.cpu_allocation(vm), cfg.ib_allocation(vm)))
+                .collect(),
             cfg,
             cpu: vec![0.0; n],
             ib: vec![0.0; n],
@@ -194,9 +209,9 @@ impl Ledger {
             return false;
         }
         self.epoch = Some(e);
-        for vm in 0..self.cpu.len() {
-            self.cpu[vm] = self.cfg.cpu_allocation(vm);
-            self.ib[vm] = self.cfg.ib_allocation(vm);
+        for (vm, &(c, i)) in self.alloc.iter().enumerate() {
+            self.cpu[vm] = c;
+            self.ib[vm] = i;
         }
         true
     }
@@ -214,7 +229,7 @@ impl Ledger {
     /// The fraction of its allocation `vm` would have left after paying
     /// `ib` and `cpu` Resos: pooled, or the lower of the two resources.
     pub fn left_after(&self, vm: usize, ib: f64, cpu: f64) -> f64 {
-        let (ca, ia) = (self.cfg.cpu_allocation(vm), self.cfg.ib_allocation(vm));
+        let (ca, ia) = self.alloc[vm];
         let (c, i) = ((self.cpu[vm] - cpu).max(0.0), (self.ib[vm] - ib).max(0.0));
         let frac = |x: f64, a: f64| if a > 0.0 { x / a } else { 1.0 };
         match self.cfg.balance {
