@@ -40,6 +40,7 @@ SLOW = {
                                   "with --no-flood",
     "ibcloud reproduce thrashing": "minutes of host simulation; tests/unit/test_host.py",
     "ibcloud reproduce ibmon": "minutes of host simulation; tests/unit/test_host.py",
+    "ibcloud reproduce fares": "minutes of host simulation; tests/unit/test_fares.py and the tour (reduced size)",
     "ibcloud reproduce all --report report/reproductions": "every reproduction: tens of minutes",
     "ibcloud sa flood --ibsim ft324 --window 1 4 16": "starts ibsim and OpenSM (interop); tests/unit/test_sa.py",
 }

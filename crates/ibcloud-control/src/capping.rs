@@ -90,6 +90,9 @@ pub fn build_cap_policy(
 ) -> Result<Box<dyn CapPolicy>, String> {
     match kind {
         "freemarket" | "ioshares" => crate::resex::build(kind, params, vm_names),
+        "fares" => Ok(Box::new(crate::fares::Fares::from_params(
+            params, vm_names,
+        )?)),
         _ => Err(format!(
             "unknown capping policy '{kind}' (fares, freemarket, ioshares)"
         )),

@@ -17,6 +17,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub mod capping;
+pub mod fares;
 pub mod ibmon;
 pub mod resex;
 pub mod sim;

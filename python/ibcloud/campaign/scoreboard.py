@@ -34,6 +34,7 @@ PAPERS: Dict[str, str] = {
     "dftree": "Seed 003 (dFtree)",
     "ibmon": "Seed 004 F R1-R2 (IBMon)",
     "thrashing": "Seed 004 F R3 (I/O thrashing)",
+    "fares": "Seed 004 F R4 (FaReS)",
 }
 
 #: Columns of the totals, in order (the verdicts, then the number of claims).

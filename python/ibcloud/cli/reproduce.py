@@ -53,6 +53,7 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
                  "Paper I: SA path-record caching — Table V, Figs. 5-7, cache bound, OpenSM flood on ibsim"),
     "ibmon": ("ibcloud.host.ibmon", "Seed 004 F R1-R2: IBMon CQ introspection — interval sweep, accuracy, 3 VMs, overhead"),
     "thrashing": ("ibcloud.host.thrashing", "Seed 004 F R3: I/O thrashing under credit1 caps — Table 3, Figs. 12-13"),
+    "fares": ("ibcloud.host.fares", "Seed 004 F R4: FaReS Cap-Boost — scaler search, Fig. 17 NAS pairs, Figs. 15-16, 18"),
 }
 
 

@@ -7,7 +7,7 @@ the physical tree routed (ftree) and verified; the default virtualized cloud
 routed with vSwitchFatTree and verified (reachability, deadlock freedom);
 a random live-migration campaign comparing ItRC, FTreeMinRC and full
 re-routing; the effective bisection bandwidth; seed 004's IBMon and
-I/O-thrashing reproductions at a reduced size with their scoreboards
+I/O-thrashing and FaReS reproductions at a reduced size with their scoreboards
 (``--no-reproductions`` skips them); one live ItRC migration on
 ibsim with ibcloud's own SM (4-ary-2-full, 2 VFs; ``--no-live`` skips it);
 and writes the HTML report
@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     VMs) routed with vSwitchFatTree and verified (reachability, credit
     loops); --migrations random live migrations, each planned with ItRC,
     FTreeMinRC and a full re-route; the bisection bandwidth; the IBMon and
-    I/O-thrashing reproductions at a reduced size, printing their
+    I/O-thrashing and FaReS reproductions at a reduced size, printing their
     scoreboards (--no-reproductions skips them); then one live
     ItRC migration on ibsim with ibcloud's SM (--no-live skips it); writes the HTML
     report to --report and prints a summary. Status 1 when a check fails.
@@ -328,6 +328,7 @@ def _tour_campaign(args: argparse.Namespace) -> str:
 TOUR_REPRODUCTIONS = {
     "ibmon": ["--iterations", "300", "--intervals", "4,64,1000", "--sizes", "64k"],
     "thrashing": ["--phases", "1", "--mb-requests", "120", "--no-fig12"],
+    "fares": ["--scale", "1", "--search-steps", "1", "--no-contended", "--no-fig16", "--no-fig18"],
 }
 
 
@@ -375,7 +376,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                      help="a seconds-long tour: 100 bisections, 10 migrations, no bandwidth snapshots, "
                           "no reproductions")
     run.add_argument("--no-reproductions", dest="reproductions", action="store_false",
-                     help="skip the reduced-size seed-004 reproductions (ibmon, thrashing) and their scoreboards")
+                     help="skip the reduced-size seed-004 reproductions (ibmon, thrashing, fares) and their scoreboards")
     run.add_argument("--no-live", dest="live", action="store_false",
                      help="skip the live migration on ibsim with ibcloud's SM (run after the offline tour)")
     run.add_argument("--report", type=Path, default=Path("report"), metavar="DIR",
