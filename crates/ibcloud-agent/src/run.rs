@@ -305,12 +305,29 @@ pub fn run_policy(
         if let Some(g) = guardian {
             g.finish(ok);
         }
-        let r = r.map_err(AgentError::Runtime)?;
-        check_restored(&r)?;
-        summary.restored = r;
+        let restore_err = match r {
+            Ok(r) => {
+                let c = check_restored(&r);
+                summary.restored = r;
+                c.err()
+            }
+            Err(e) => Some(AgentError::Runtime(e)),
+        };
+        if let Some(re) = restore_err {
+            // Both failures matter: say why the loop stopped and that the
+            // restore did not complete.
+            return Err(AgentError::Runtime(match &result {
+                Err(e) => format!("{e}; then {re}"),
+                Ok(()) => re.to_string(),
+            }));
+        }
     }
-    result
-        .map_err(|e| AgentError::Runtime(format!("{e}; the original CPU limits were restored")))?;
+    let done = if dry_run {
+        "nothing was written (dry run)"
+    } else {
+        "the original CPU limits were restored"
+    };
+    result.map_err(|e| AgentError::Runtime(format!("{e}; {done}")))?;
     summary.report = policy.report(&cfg.vms.iter().map(|v| v.name.clone()).collect::<Vec<_>>());
     Ok(summary)
 }

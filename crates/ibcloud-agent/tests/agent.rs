@@ -939,3 +939,63 @@ fn every_registered_policy_runs_in_the_agent() {
         fs::remove_dir_all(&d).unwrap();
     }
 }
+
+/// A quota write that fails mid-run stops the agent; the VM whose cgroup
+/// still works is restored, the broken one is reported and the state file
+/// kept for `--restore`.
+#[test]
+fn a_refused_write_stops_restores_what_it_can_and_keeps_the_state_file() {
+    let d = scratch("refused");
+    let root = d.join("cg");
+    v2_tree(&root, "cpu\n", &["vm1", "vm2"]);
+    let p = write_config(
+        &d,
+        "[agent]\nperiod = 0.02\nstate-file = 'agent.state'\ncgroup-root = 'cg'\n\
+         [[vm]]\nname = 'vm1'\ncgroup = 'vm1'\n[[vm]]\nname = 'vm2'\ncgroup = 'vm2'\n",
+    );
+    let cfg = Config::load(&p).unwrap();
+    let vm2_max = root.join("vm2/cpu.max");
+    let mut n = 0;
+    let mut stop = || {
+        n += 1;
+        if n == 3 {
+            // cpu.max becomes a directory: every write to it fails
+            fs::remove_file(&vm2_max).unwrap();
+            fs::create_dir(&vm2_max).unwrap();
+        }
+        false
+    };
+    let e = run_policy(
+        &cfg,
+        scripted(vec![vec![40, 0], vec![40, 20]]),
+        &RunOptions::default(),
+        &mut stop,
+    )
+    .unwrap_err();
+    match e {
+        AgentError::Runtime(m) => {
+            assert!(m.contains("VM 'vm2'") && m.contains("cannot"), "{m}");
+            assert!(
+                m.contains("could not restore") && m.contains("--restore"),
+                "{m}"
+            );
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(
+        fs::read_to_string(root.join("vm1/cpu.max")).unwrap(),
+        "max 100000"
+    );
+    assert!(
+        d.join("agent.state").exists(),
+        "kept: vm2 is not restored yet"
+    );
+    // the operator repairs the cgroup, then --restore finishes the job
+    fs::remove_dir(&vm2_max).unwrap();
+    fs::write(&vm2_max, "20000 100000").unwrap();
+    let r = ibcloud_agent::run::restore_from(&cfg).unwrap().unwrap();
+    assert_eq!(r.restored, vec!["vm1", "vm2"]);
+    assert_eq!(fs::read_to_string(&vm2_max).unwrap(), "max 100000");
+    assert!(!d.join("agent.state").exists());
+    fs::remove_dir_all(&d).unwrap();
+}
