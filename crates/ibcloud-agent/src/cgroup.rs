@@ -186,8 +186,8 @@ impl Cgroup {
     /// must be writable.
     pub fn open(h: &Hierarchy, rel: &str, writable: bool) -> Result<Self, String> {
         let rel = rel.trim_start_matches('/');
-        if rel.split('/').any(|c| c == "..") {
-            return Err(format!("cgroup path '{rel}' must not contain '..'"));
+        if rel.split('/').any(|c| c == ".." || c == ".") {
+            return Err(format!("cgroup path '{rel}' must not contain '.' or '..'"));
         }
         let cg = Cgroup {
             version: h.version,

@@ -231,10 +231,12 @@ impl Config {
                 return Err(err(v.name.span(), format!("duplicate VM name '{name}'")));
             }
             let cg = v.cgroup.get_ref().trim().to_string();
-            if cg.trim_matches('/').is_empty() || cg.split('/').any(|c| c == "..") {
+            if cg.trim_matches('/').is_empty() || cg.split('/').any(|c| c == ".." || c == ".") {
                 return Err(err(
                     v.cgroup.span(),
-                    format!("cgroup = '{cg}': must name a cgroup below the root, without '..'"),
+                    format!(
+                        "cgroup = '{cg}': must name a cgroup below the root, without '.' or '..'"
+                    ),
                 ));
             }
             if vms

@@ -454,7 +454,8 @@ fn config_errors_name_file_line_and_problem() {
             ":5:",
             "duplicate VM name",
         ),
-        ("[[vm]]\nname='a'\ncgroup='../x'\n", ":3:", "without '..'"),
+        ("[[vm]]\nname='a'\ncgroup='../x'\n", ":3:", "or '..'"),
+        ("[[vm]]\nname='a'\ncgroup='.'\n", ":3:", "without '.' or"),
         (
             "[[vm]]\nname='a'\n\ncgroup='a'\nib-source='carrier-pigeon'\n",
             ":5:",
