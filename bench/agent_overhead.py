@@ -1,7 +1,7 @@
 """Measures ``ibcloud agent``'s own CPU use on this host (issue 21,
 Performance: under 1 % of a core at a 1 s period).
 
-``python -m ibcloud.agent_overhead [--seconds 60] [--vms 2]`` (root, cgroup
+``.venv/bin/python bench/agent_overhead.py [--seconds 60] [--vms 2]`` (root, cgroup
 v1 or v2 with the cpu controller) creates ``--vms`` empty cgroups under
 ``/sys/fs/cgroup/cpu/ibcloud-overhead-<pid>/`` (v1) with an IB counters
 tree each (a copy of the sysfs fixture, read every period like a real
