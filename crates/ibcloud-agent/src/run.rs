@@ -282,20 +282,33 @@ pub fn run_policy(
     }
 
     let steps_limit = opts.steps.or(cfg.steps);
-    let result = control_loop(
-        cfg,
-        policy.as_mut(),
-        &mut live,
-        &mut caps,
-        replay.as_ref(),
-        &inbox,
-        log.as_mut(),
-        steps_limit,
-        dry_run,
-        period_s,
-        should_stop,
-        &mut summary,
-    );
+    // A panic (a bug in a policy or here) must not skip the restore below.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        control_loop(
+            cfg,
+            policy.as_mut(),
+            &mut live,
+            &mut caps,
+            replay.as_ref(),
+            &inbox,
+            log.as_mut(),
+            steps_limit,
+            dry_run,
+            period_s,
+            should_stop,
+            &mut summary,
+        )
+    }))
+    .unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(format!(
+            "internal error (a bug: please report it): the control loop panicked: {what}"
+        ))
+    });
     if let Some(l) = log.as_mut() {
         let _ = l.flush();
     }

@@ -1000,3 +1000,56 @@ fn a_refused_write_stops_restores_what_it_can_and_keeps_the_state_file() {
     assert!(!d.join("agent.state").exists());
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// A policy that panics (a bug) still leaves the host as it found it.
+#[test]
+fn a_panicking_policy_is_an_error_and_the_caps_are_restored() {
+    #[derive(Debug)]
+    struct Panics(Vec<PolicyRecord>, usize);
+    impl CapPolicy for Panics {
+        fn name(&self) -> String {
+            "panics".into()
+        }
+        fn period(&self) -> Time {
+            20_000_000_000
+        }
+        fn step(&mut self, _: Time, _: &[VmSample]) -> Vec<CapChange> {
+            self.1 += 1;
+            if self.1 == 3 {
+                panic!("policy bug");
+            }
+            vec![CapChange {
+                vm: 0,
+                cap: 10 * self.1 as u32,
+            }]
+        }
+        fn records(&self) -> &[PolicyRecord] {
+            &self.0
+        }
+        fn report(&self, _: &[String]) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+    }
+    let d = scratch("panic");
+    let root = d.join("cg");
+    v2_tree(&root, "cpu\n", &["vm1"]);
+    let p = write_config(&d, "[agent]\nstate-file = 'agent.state'\ncgroup-root = 'cg'\n[[vm]]\nname = 'vm1'\ncgroup = 'vm1'\n");
+    let cfg = Config::load(&p).unwrap();
+    let e = run_policy(
+        &cfg,
+        Box::new(Panics(Vec::new(), 0)),
+        &RunOptions::default(),
+        &mut || false,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, AgentError::Runtime(m) if m.contains("panicked: policy bug") && m.contains("restored")),
+        "{e:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("vm1/cpu.max")).unwrap(),
+        "max 100000"
+    );
+    assert!(!d.join("agent.state").exists());
+    fs::remove_dir_all(&d).unwrap();
+}
