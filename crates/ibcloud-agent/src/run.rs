@@ -77,6 +77,11 @@ struct LogLine<'a> {
     nr_periods: u64,
     nr_throttled: u64,
     throttled_ns: u64,
+    /// The policy's own record of this VM at this step, when it made one
+    /// (what it judged, the price in force, the balance left).
+    policy_observed: Option<f64>,
+    price: Option<f64>,
+    balance: Option<f64>,
 }
 
 /// Runs policy `kind` (built with `[policy]`) until `should_stop` says so.
@@ -467,7 +472,14 @@ fn control_loop(
             }
         }
         let t_ps = now.duration_since(start).as_nanos() as u64 * 1000;
+        let seen = policy.records().len();
         let changes = policy.step(t_ps, &samples);
+        let mut rec = vec![None; live.len()];
+        for r in policy.records().get(seen..).unwrap_or(&[]) {
+            if let Some(slot) = rec.get_mut(r.vm) {
+                *slot = Some((r.observed, r.price, r.balance));
+            }
+        }
         let before: Vec<u32> = caps.to_vec();
         for c in &changes {
             let Some(l) = live.get(c.vm) else {
@@ -518,6 +530,9 @@ fn control_loop(
                     nr_periods: throttling[i].nr_periods,
                     nr_throttled: throttling[i].nr_throttled,
                     throttled_ns: throttling[i].throttled_ns,
+                    policy_observed: rec[i].map(|r| r.0),
+                    price: rec[i].map(|r| r.1),
+                    balance: rec[i].map(|r| r.2),
                 };
                 serde_json::to_writer(&mut **w, &line).map_err(|e| e.to_string())?;
                 w.write_all(b"\n")
