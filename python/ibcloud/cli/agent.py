@@ -133,7 +133,7 @@ def register(commands: Any) -> None:
                             description=__doc__.split(">>>")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("--policy", choices=POLICIES, help="the capping policy ([policy] holds its parameters)")
     a.add_argument("--config", type=Path, required=True, help="AGENT.toml (see docs/agent.md)")
-    a.add_argument("--dry-run", action="store_true", help="log what would be done, write no quota")
+    a.add_argument("--dry-run", action="store_true", help="only log the caps it would set; no quota is changed")
     a.add_argument("--steps", type=int, help="stop after this many control steps")
     a.add_argument("--log", type=Path, help="action log, one JSON line per VM per step (overrides [agent] log)")
     a.add_argument("--parquet", type=Path, help="also write the action log as Parquet here at the end")
