@@ -386,6 +386,21 @@ mod props {
         }
 
         #[test]
+        fn config_never_panics(s in "\\PC{0,300}") {
+            let _ = Config::parse(Path::new("AGENT.toml"), &s);
+        }
+
+        #[test]
+        fn damaged_configs_are_errors_with_a_line(cut in 0usize..200, junk in "[\\[\\]=\"'a-z0-9 .\n-]{0,12}") {
+            let good = "[agent]\nperiod = 0.5\nstate-file = 's'\n[[vm]]\nname = 'vm1'\ncgroup = 'm/vm1'\nlatency = true\n[policy]\nepoch = \"1s\"\n";
+            let at = cut.min(good.len());
+            let text = format!("{}{junk}{}", &good[..at], &good[at..]);
+            if let Err(e) = Config::parse(Path::new("AGENT.toml"), &text) {
+                prop_assert!(e.starts_with("AGENT.toml"), "{}", e);
+            }
+        }
+
+        #[test]
         fn latency_lines_never_panic(s in "\\PC{0,300}") {
             let inbox = LatencyInbox::new(&[("vm1".into(), true)]);
             inbox.push_line(&s);
