@@ -84,7 +84,7 @@ pub(crate) fn agent_run(
             Python::attach(|py| match py.check_signals() {
                 Ok(()) => false,
                 Err(e) => {
-                    signal = Some(e.to_string());
+                    signal = Some(e.to_string().trim_end_matches([':', ' ']).to_string());
                     true
                 }
             })
