@@ -149,7 +149,9 @@ def _wait_capped(host, agent: subprocess.Popen, timeout: float = 8.0) -> None:
         if agent.poll() is not None:
             break
         time.sleep(0.02)
-    out, err = agent.communicate(timeout=10) if agent.poll() is None or True else ("", "")
+    if agent.poll() is None:
+        agent.terminate()
+    out, err = agent.communicate(timeout=10)
     pytest.fail(f"vm1 was never capped to 30 %: quota {_read(quota)}; agent said {out} {err}")
 
 
