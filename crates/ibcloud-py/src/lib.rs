@@ -10,6 +10,7 @@
 //! conversions on top.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+mod agent;
 mod analysis;
 mod cloud;
 mod dftree;
@@ -81,5 +82,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     vswitch::register(m)?;
     sa::register(m)?;
     sm::register(m)?;
+    agent::register(m)?;
     Ok(())
 }

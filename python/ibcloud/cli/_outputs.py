@@ -69,6 +69,7 @@ OUTPUTS: Dict[Tuple[str, ...], Dict[str, str]] = {
     ("host", "run"): {"out": "dir"},
     ("host", "nectere"): {"out": "dir"},
     ("sm", "run"): {"summary": "file", "smp_log": "file", "dump_dir": "dir", "guid2lid": "cache"},
+    ("agent",): {"log": "file", "parquet": "file"},
     ("run",): {"out": "own", "report": "own"},
     ("campaign", "run"): {"results": "own", "report": "own"},
     ("report",): {"out": "own"},

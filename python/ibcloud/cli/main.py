@@ -60,6 +60,7 @@ COMMANDS: "list[tuple[str, dict[str, str]]]" = [
     ("ibcloud.cli.sa", {"sa": "subnet administration: resolve path records, flood an SM"}),
     ("ibcloud.cli.host", {"host": "virtualized hosts: CPU schedulers, VMM-bypass/SR-IOV HCAs, IBMon"}),
     ("ibcloud.cli.sm", {"sm": "ibcloud's own subnet manager (libibumad; ibsim via umad2sim)"}),
+    ("ibcloud.cli.agent", {"agent": "run a CPU-capping policy (FaReS, ResEx) on this host's cgroups"}),
 ]
 
 

@@ -1,0 +1,29 @@
+//! `ibcloud agent`: the same [`CapPolicy`] objects the host simulator runs
+//! (FaReS, FreeMarket, IOShares), driving real VMs on a Linux host.
+//!
+//! - [`cgroup`]: the actuator, CPU quotas through cgroup v1 or v2;
+//! - [`state`]: the state file of original limits, restore, the guardian;
+//! - [`sensors`]: InfiniBand counters, latency reports, CPU %, replay;
+//! - [`config`]: the `AGENT.toml` file;
+//! - [`run`]: the control loop.
+//!
+//! [`CapPolicy`]: ibcloud_control::capping::CapPolicy
+
+pub mod cgroup;
+pub mod config;
+pub mod run;
+pub mod sensors;
+pub mod state;
+
+/// Why the agent could not run or stopped.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum AgentError {
+    /// Bad input: configuration, paths, a cgroup version the host lacks
+    /// (the CLI exits 2).
+    #[error("{0}")]
+    Input(String),
+    /// A failure while running (sensor gone, write refused); the original
+    /// limits have been restored where possible (the CLI exits 1).
+    #[error("{0}")]
+    Runtime(String),
+}
