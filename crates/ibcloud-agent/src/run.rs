@@ -472,14 +472,15 @@ fn control_loop(
             }
         }
         let t_ps = now.duration_since(start).as_nanos() as u64 * 1000;
-        let seen = policy.records().len();
         let changes = policy.step(t_ps, &samples);
         let mut rec = vec![None; live.len()];
-        for r in policy.records().get(seen..).unwrap_or(&[]) {
+        for r in policy.records() {
             if let Some(slot) = rec.get_mut(r.vm) {
                 *slot = Some((r.observed, r.price, r.balance));
             }
         }
+        // The rows are in this step's log line now: keep memory bounded.
+        policy.clear_records();
         let before: Vec<u32> = caps.to_vec();
         for c in &changes {
             let Some(l) = live.get(c.vm) else {

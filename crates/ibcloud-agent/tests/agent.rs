@@ -626,6 +626,9 @@ impl CapPolicy for Scripted {
     fn records(&self) -> &[PolicyRecord] {
         &self.records
     }
+    fn clear_records(&mut self) {
+        self.records.clear();
+    }
     fn report(&self, _: &[String]) -> serde_json::Value {
         serde_json::json!({"steps": self.k, "bytes_seen": self.seen.iter().map(|s| s[0].bytes).collect::<Vec<_>>()})
     }
@@ -1051,6 +1054,9 @@ fn a_panicking_policy_is_an_error_and_the_caps_are_restored() {
         }
         fn records(&self) -> &[PolicyRecord] {
             &self.0
+        }
+        fn clear_records(&mut self) {
+            self.0.clear();
         }
         fn report(&self, _: &[String]) -> serde_json::Value {
             serde_json::Value::Null

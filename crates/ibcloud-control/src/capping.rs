@@ -74,8 +74,11 @@ pub trait CapPolicy: std::fmt::Debug + Send {
     fn reporters(&self) -> Vec<usize> {
         Vec::new()
     }
-    /// The action log so far.
+    /// The action log since the last [`CapPolicy::clear_records`].
     fn records(&self) -> &[PolicyRecord];
+    /// Forgets the action log (a long-running agent writes the records out
+    /// after each step and clears them, so memory stays bounded).
+    fn clear_records(&mut self);
     /// Results at the end (JSON).
     fn report(&self, vm_names: &[String]) -> serde_json::Value;
 }

@@ -667,6 +667,10 @@ impl CapPolicy for Fares {
         &self.records
     }
 
+    fn clear_records(&mut self) {
+        self.records.clear();
+    }
+
     fn report(&self, vm_names: &[String]) -> Value {
         let vms: Vec<Value> = (0..self.priority.len())
             .filter(|&i| self.priority[i].is_some())

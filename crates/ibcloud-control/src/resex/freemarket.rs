@@ -134,6 +134,10 @@ impl CapPolicy for FreeMarket {
         &self.records
     }
 
+    fn clear_records(&mut self) {
+        self.records.clear();
+    }
+
     fn report(&self, vm_names: &[String]) -> serde_json::Value {
         let cfg = self.ledger.config();
         let vms: Vec<_> = cfg

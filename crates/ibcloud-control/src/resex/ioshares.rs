@@ -547,6 +547,10 @@ impl CapPolicy for IoShares {
         &self.records
     }
 
+    fn clear_records(&mut self) {
+        self.records.clear();
+    }
+
     fn report(&self, vm_names: &[String]) -> serde_json::Value {
         let cfg = self.ledger.config();
         let name = |vm: usize| vm_names.get(vm).or(self.names.get(vm)).cloned();
