@@ -335,3 +335,30 @@ compute = "1ms"
             Scenario.from_text(t, "n.toml").check()
         line = t.splitlines().index(bad) + 1
         assert str(err.value).startswith(f"n.toml:{line}: "), str(err.value)
+
+
+def test_non_finite_scenario_values_name_their_key_and_line(tmp_path, capsys):
+    from ibcloud.cli.main import main
+
+    text = EXAMPLE + '\n[[controllers]]\nkind = "fares"\nalpha = nan\n'
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    assert main(["host", "run", str(p)]) == 2
+    err = capsys.readouterr().err
+    line = text.splitlines().index("alpha = nan") + 1
+    assert f"s.toml:{line}: controllers[0].alpha: nan is not a finite number" in err
+
+
+def test_capping_policy_records_are_written_as_parquet(tmp_path):
+    import pandas as pd
+
+    from ibcloud.host import run
+
+    sc = EXAMPLE + '\n[[controllers]]\nkind = "freemarket"\n'
+    files = {p.name for p in run(sc).write(tmp_path, plots=True)}
+    assert {"policy_records.parquet", "policy.png"} <= files
+    rec = pd.read_parquet(tmp_path / "policy_records.parquet")
+    assert set(rec.policy) == {"freemarket"} and len(rec) > 0
+    # Balances only fall within an epoch (FreeMarket charges every interval).
+    for _, g in rec.groupby("vm"):
+        assert (g.balance.diff().dropna() <= 0).all()

@@ -165,6 +165,20 @@ class HostResult:
         df["vm"] = [self.vm_names[i] for i in df["vm"]]
         return df
 
+    def policy_records(self) -> pd.DataFrame:
+        """The capping policies' action logs (FaReS, FreeMarket, IOShares):
+        one row per (policy step, VM) with what the policy judged, the price
+        and balance in force and the cap it set (0 = uncapped).
+
+        >>> list(_example().policy_records().columns)
+        ['policy', 'time_s', 'vm', 'observed', 'price', 'balance', 'cap']
+        """
+        cols = ["policy", "time_s", "vm", "observed", "price", "balance", "cap"]
+        rows = [{"policy": c.get("kind"), "time_s": r["time"] * PS, "vm": self.vm_names[r["vm"]],
+                 "observed": r["observed"], "price": r["price"], "balance": r["balance"], "cap": r["cap"]}
+                for c in self.controllers() for r in c.get("records", [])]
+        return pd.DataFrame(rows, columns=cols)
+
     def summary(self) -> Dict[str, Any]:
         """A JSON-able summary (what ``--json`` prints).
 
@@ -176,7 +190,7 @@ class HostResult:
             "events": self.events,
             "workloads": self.raw["workloads"],
             "actions": len(self.raw["actions"]),
-            "controllers": [{k: v for k, v in c.items() if k not in ("samples", "decisions")}
+            "controllers": [{k: v for k, v in c.items() if k not in ("samples", "decisions", "records")}
                             for c in self.controllers()],
         }
 
@@ -197,6 +211,8 @@ class HostResult:
             tables["latency_parts"] = self.latency_parts()
         if any(c.get("kind") == "ibmon" for c in self.controllers()):
             tables["ibmon"] = self.ibmon()
+        if any("records" in c for c in self.controllers()):
+            tables["policy_records"] = self.policy_records()
         for name, df in tables.items():
             p = d / f"{name}.parquet"
             df.to_parquet(p, index=False)
@@ -239,6 +255,22 @@ class HostResult:
             ax.set_xlabel("request latency (us)")
             ax.legend(fontsize="small")
             p = d / "latency.png"
+            fig.savefig(p, dpi=100)
+            plt.close(fig)
+            out.append(p)
+        rec = self.policy_records()
+        if not rec.empty:
+            # Cap trajectories (0 = uncapped, drawn at 100) and Reso balances (the saw-tooth).
+            fig, axes = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+            for (pol, vm), g in rec.groupby(["policy", "vm"]):
+                axes[0].step(g["time_s"], g["cap"].where(g["cap"] > 0, 100), where="post", label=f"{vm} ({pol})")
+                axes[1].plot(g["time_s"], g["balance"], label=f"{vm} ({pol})")
+            axes[0].set_ylabel("CPU cap (%)")
+            axes[1].set_ylabel("balance (Resos)")
+            axes[1].set_xlabel("simulated time (s)")
+            axes[0].legend(fontsize="small")
+            fig.tight_layout()
+            p = d / "policy.png"
             fig.savefig(p, dpi=100)
             plt.close(fig)
             out.append(p)

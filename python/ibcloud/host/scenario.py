@@ -14,6 +14,7 @@ x.toml:24: workloads[0]
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -54,6 +55,31 @@ depth = 16
 """
 
 _HEADER = re.compile(r"^\s*\[(\[)?\s*([A-Za-z0-9_.\-]+)\s*\]?\]\s*(#.*)?$")
+
+
+def _non_finite(value: Any, path: str = "") -> Optional[Tuple[str, str]]:
+    """The first NaN or infinity in a parsed document, as (path, problem):
+    TOML allows ``nan`` and ``inf``, JSON (what the core reads) does not,
+    and no scenario key means anything by them.
+
+    >>> _non_finite({"controllers": [{"kind": "fares", "alpha": float("nan")}]})
+    ('controllers[0].alpha', 'nan is not a finite number')
+    >>> _non_finite({"seed": 1}) is None
+    True
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, f"{value} is not a finite number"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _non_finite(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _non_finite(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def locate(text: str, path: str, problem: str = "") -> int:
@@ -178,7 +204,9 @@ class Scenario:
         ...     print(err)
         s.toml:17: vms[1].host: unknown host 'C'
         """
-        problem: Optional[Tuple[str, str]] = _native.host_check(self.to_json())
+        problem: Optional[Tuple[str, str]] = _non_finite(self.data)
+        if problem is None:
+            problem = _native.host_check(self.to_json())
         if problem is not None:
             path, what = problem
             if self.text is not None:
