@@ -10,9 +10,8 @@
 //! cap differs). At an epoch boundary the balances are replenished and,
 //! by default, the cuts undone.
 
-use super::params::Params;
-use super::resos::{Ledger, ResoConfig, RESO_KEYS};
-use super::throttle::{ThrottleRule, THROTTLE_KEYS};
+use super::resos::{Ledger, ResoConfig};
+use super::throttle::ThrottleRule;
 use super::{usage, VmCaps};
 use crate::capping::{CapChange, CapPolicy, PolicyRecord, VmSample};
 use crate::Time;
@@ -51,19 +50,7 @@ impl FreeMarket {
         p: &serde_json::Map<String, serde_json::Value>,
         names: &[String],
     ) -> Result<Self, String> {
-        let p = Params {
-            kind: "freemarket",
-            map: p,
-        };
-        let keys: Vec<&str> = RESO_KEYS
-            .iter()
-            .chain(&THROTTLE_KEYS)
-            .chain(&OWN_KEYS)
-            .copied()
-            .collect();
-        p.check_keys(&keys)?;
-        let cfg = ResoConfig::from_params(&p, names)?;
-        let rule = ThrottleRule::from_params(&p)?;
+        let (p, cfg, rule) = super::common_params("freemarket", p, &OWN_KEYS, names)?;
         let mut fm = Self::new(cfg, rule, names);
         fm.record_every = p.count("record-every", 1)? as u64;
         Ok(fm)

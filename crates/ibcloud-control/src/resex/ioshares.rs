@@ -22,8 +22,8 @@
 
 use super::latency::{Baseline, LatencyTracker, Statistic};
 use super::params::{Params, Range};
-use super::resos::{Ledger, ResoConfig, RESO_KEYS};
-use super::throttle::{ThrottleRule, THROTTLE_KEYS};
+use super::resos::{Ledger, ResoConfig};
+use super::throttle::ThrottleRule;
 use super::{usage, VmCaps};
 use crate::capping::{CapChange, CapPolicy, PolicyRecord, VmSample};
 use crate::Time;
@@ -298,19 +298,7 @@ impl IoShares {
         p: &serde_json::Map<String, serde_json::Value>,
         names: &[String],
     ) -> Result<Self, String> {
-        let p = Params {
-            kind: "ioshares",
-            map: p,
-        };
-        let keys: Vec<&str> = RESO_KEYS
-            .iter()
-            .chain(&THROTTLE_KEYS)
-            .chain(&OWN_KEYS)
-            .copied()
-            .collect();
-        p.check_keys(&keys)?;
-        let resos = ResoConfig::from_params(&p, names)?;
-        let rule = ThrottleRule::from_params(&p)?;
+        let (p, resos, rule) = super::common_params("ioshares", p, &OWN_KEYS, names)?;
         let cfg = IoSharesConfig::from_params(&p)?;
         let reporters = match p.vm_list("reporters", names)? {
             Some(r) => {

@@ -27,7 +27,32 @@ pub use freemarket::FreeMarket;
 pub use ioshares::IoShares;
 
 use crate::capping::{CapChange, VmSample};
+use params::Params;
+use resos::{ResoConfig, RESO_KEYS};
 use serde::Serialize;
+use throttle::{ThrottleRule, THROTTLE_KEYS};
+
+/// What both policies read from their table: it is checked against the
+/// Reso keys, the cut-rule keys and the policy's `own` keys, then the Reso
+/// budget and the cut rule are read from it.
+pub(crate) fn common_params<'a>(
+    kind: &'static str,
+    map: &'a serde_json::Map<String, serde_json::Value>,
+    own: &[&str],
+    names: &[String],
+) -> Result<(Params<'a>, ResoConfig, ThrottleRule), String> {
+    let p = Params { kind, map };
+    let keys: Vec<&str> = RESO_KEYS
+        .iter()
+        .chain(&THROTTLE_KEYS)
+        .chain(own)
+        .copied()
+        .collect();
+    p.check_keys(&keys)?;
+    let cfg = ResoConfig::from_params(&p, names)?;
+    let rule = ThrottleRule::from_params(&p)?;
+    Ok((p, cfg, rule))
+}
 
 /// The CPU cap that gives a latency-sensitive VM its base latency back when
 /// the interfering VM's buffers are `br` times larger (F §5.5.2, Figs.
