@@ -42,12 +42,7 @@ const ACTION: u8 = 8;
 const NO_TIME: Time = Time::MAX;
 const NO_SL: u8 = 255;
 
-/// A packet in flight: 32 bytes, aligned so that a record never straddles
-/// two cache lines (on a large fabric each hop's look at it is a miss). The
-/// message's creation time, read only at the destination, lives beside it in
-/// `Simulation::pkt_created`.
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(align(32))]
 struct Pkt {
     flow: u32,
     /// Queue pair of the flow (congestion control keys its state by it).
@@ -55,6 +50,7 @@ struct Pkt {
     out_slot: u32,
     payload: u32,
     tail: Time,
+    created: Time,
     dlid: u16,
     units: u16,
     sl: u8,
@@ -62,7 +58,6 @@ struct Pkt {
     out_vl: u8,
     flags: u8,
 }
-const _: () = assert!(std::mem::size_of::<Pkt>() == 32);
 
 /// The per-slot state an event touches, together in one cache line (on a
 /// large fabric a slot's state is rarely in the cache; one line per slot
@@ -192,9 +187,6 @@ pub struct Simulation {
     direct_sink: bool,
     heap: EventQueue,
     pkts: Vec<Pkt>,
-    /// Per packet record: creation time of its message (latency at the
-    /// last packet's delivery), kept out of the hot record.
-    pkt_created: Vec<Time>,
     free: Vec<u32>,
     /// Per slot: the hot state of each output, one cache line each.
     ports: Vec<PortState>,
@@ -410,7 +402,6 @@ impl Simulation {
             direct_sink: false,
             heap: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 14),
-            pkt_created: Vec::with_capacity(1 << 14),
             free: Vec::new(),
             ports: net
                 .slots
@@ -623,14 +614,12 @@ impl Simulation {
         (bytes as u64 * 8_000_000_000).div_ceil(kbps)
     }
 
-    fn alloc(&mut self, p: Pkt, created: Time) -> u32 {
+    fn alloc(&mut self, p: Pkt) -> u32 {
         if let Some(i) = self.free.pop() {
             self.pkts[i as usize] = p;
-            self.pkt_created[i as usize] = created;
             i
         } else if self.pkts.len() < self.cfg.max_packets as usize {
             self.pkts.push(p);
-            self.pkt_created.push(created);
             (self.pkts.len() - 1) as u32
         } else {
             if self.fatal.is_none() {
@@ -1391,6 +1380,7 @@ impl Simulation {
                 out_slot: NONE,
                 payload,
                 tail: 0,
+                created,
                 dlid: self.net.ep_lid[dst as usize],
                 units: units as u16,
                 sl,
@@ -1398,7 +1388,7 @@ impl Simulation {
                 out_vl: 0,
                 flags: if last { F_LAST } else { 0 },
             };
-            let pid = self.alloc(pkt, created);
+            let pid = self.alloc(pkt);
             if let Some(h) = self.host_kbps {
                 self.ports[s].dma_free = self.ports[s].dma_free.max(now) + Self::ser(payload, h);
             }
@@ -1555,7 +1545,7 @@ impl Simulation {
             let fl = &mut self.flows[f];
             fl.c.delivered_bytes += p.payload as u64;
             if p.flags & F_LAST != 0 {
-                let lat = now - self.pkt_created[pid as usize];
+                let lat = now - p.created;
                 if let Some(log) = self.delivery_log.as_mut() {
                     log.push((now, p.flow));
                 }
@@ -1572,6 +1562,7 @@ impl Simulation {
                     out_slot: NONE,
                     payload: 0,
                     tail: 0,
+                    created: now,
                     dlid: self.net.ep_lid[src as usize],
                     units: 1,
                     sl: p.sl,
@@ -1579,7 +1570,7 @@ impl Simulation {
                     out_vl: 0,
                     flags: F_CNP,
                 };
-                let c = self.alloc(cnp, now);
+                let c = self.alloc(cnp);
                 self.cnp_q[s].push_back(c);
                 self.ports[s].pending += 1;
                 self.try_send(s as u32);
