@@ -228,6 +228,8 @@ pub struct Simulation {
     /// common case reads one shared 16-byte table.
     sl2vl: Vec<Vec<[u8; 16]>>,
     sl2vl_global: [u8; 16],
+    /// Some node has its own SL2VL tables.
+    sl2vl_any: bool,
     hi: Vec<VlArbEntry>,
     lo: Vec<VlArbEntry>,
     hi_limit_bytes: u64,
@@ -429,6 +431,7 @@ impl Simulation {
             dst_sl: vec![NO_SL; neps],
             host_dst_sl: std::collections::HashMap::new(),
             sl2vl,
+            sl2vl_any: false,
             sl2vl_global: global,
             hi_limit_bytes: match cfg.vl_arbitration.high_limit {
                 255 => u64::MAX,
@@ -932,8 +935,10 @@ impl Simulation {
             let out = self.net.route(node, p.dlid);
             p.out_slot = out;
             if out != NONE {
+                // `sl2vl_any`: no per-node table was ever set, so the
+                // node's (empty) entry need not be read on every hop.
                 let tables = &self.sl2vl[node as usize];
-                let map = if tables.is_empty() {
+                let map = if !self.sl2vl_any || tables.is_empty() {
                     &self.sl2vl_global
                 } else {
                     let np = self.net.num_ports[node as usize] as usize + 1;
@@ -2050,6 +2055,7 @@ impl Simulation {
             } => {
                 let np = self.net.num_ports[node as usize] as usize + 1;
                 if self.sl2vl[node as usize].is_empty() {
+                    self.sl2vl_any = true;
                     self.sl2vl[node as usize] = vec![self.sl2vl_global; np * np];
                 }
                 for i in 0..np {
@@ -2063,11 +2069,7 @@ impl Simulation {
                 }
             }
             Action::SetLft { switch, lid, port } => {
-                let t = &mut self.net.lft[switch as usize];
-                if t.len() <= lid as usize {
-                    t.resize((lid as usize / 64 + 1) * 64, 255);
-                }
-                t[lid as usize] = port;
+                self.net.set_lft(switch, lid, port);
             }
             Action::LinkDown { node, port } => {
                 let s = (self.net.first_slot[node as usize] + port as u32) as usize;

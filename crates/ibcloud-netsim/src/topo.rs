@@ -14,8 +14,10 @@ const HOPS_UNREACHABLE: u8 = 64;
 const HOPS_ON_PATH: u8 = 254;
 const HOPS_UNKNOWN: u8 = 255;
 
-/// One port slot.
+/// One port slot (32 bytes, aligned so that one slot is one cache-line
+/// access: every hop reads the slots of both ends of a link).
 #[derive(Clone, Debug)]
+#[repr(align(32))]
 pub(crate) struct Slot {
     pub(crate) node: u32,
     pub(crate) port: u8,
@@ -37,7 +39,14 @@ pub(crate) struct Net {
     pub(crate) first_slot: Vec<u32>,
     pub(crate) num_ports: Vec<u8>,
     pub(crate) is_switch: Vec<bool>,
-    pub(crate) lft: Vec<Vec<u8>>,
+    /// Forwarding tables of all switches in one flat array, `lft_stride`
+    /// entries per switch (NO_PORT past a switch's own table), so a lookup
+    /// is one access into it after the small `lft_row` (on a large fabric
+    /// the per-switch vectors' headers were a cache miss of their own).
+    lft: Vec<u8>,
+    lft_stride: usize,
+    /// Node → offset of its row in `lft` (switches; 0 for CAs, unused).
+    lft_row: Vec<usize>,
     /// Endpoint → slot.
     pub(crate) ep_slot: Vec<u32>,
     /// Endpoint → base LID.
@@ -124,15 +133,18 @@ impl Net {
                 }
             }
         }
-        let lft = (0..n)
+        let rows: Vec<Vec<u8>> = (0..n)
             .map(|i| tables.table(NodeId(i as u32)).to_vec())
             .collect();
+        let (lft, lft_stride, lft_row) = Self::flatten(&rows, &is_switch);
         Ok(Self {
             slots,
             first_slot,
             num_ports,
             is_switch,
             lft,
+            lft_stride,
+            lft_row,
             ep_slot,
             ep_lid,
             lid_ep,
@@ -141,13 +153,65 @@ impl Net {
         })
     }
 
+    /// The switches' rows in one array (see `Net::lft`).
+    fn flatten(rows: &[Vec<u8>], is_switch: &[bool]) -> (Vec<u8>, usize, Vec<usize>) {
+        let stride = rows
+            .iter()
+            .zip(is_switch)
+            .filter(|(_, &sw)| sw)
+            .map(|(r, _)| r.len())
+            .max()
+            .unwrap_or(0);
+        let mut lft = Vec::new();
+        let mut row = vec![0; rows.len()];
+        for (i, r) in rows.iter().enumerate() {
+            if is_switch[i] {
+                row[i] = lft.len();
+                lft.extend_from_slice(r);
+                lft.resize(row[i] + stride, NO_PORT);
+            }
+        }
+        (lft, stride, row)
+    }
+
+    /// Forwarding-table entry of `switch` for `lid` (NO_PORT if unset).
+    #[inline]
+    pub(crate) fn lft_entry(&self, switch: u32, lid: u16) -> u8 {
+        if (lid as usize) < self.lft_stride {
+            self.lft[self.lft_row[switch as usize] + lid as usize]
+        } else {
+            NO_PORT
+        }
+    }
+
+    /// Sets `switch`'s entry for `lid` (a run-time LFT change), widening
+    /// every row if `lid` lies past the current stride.
+    pub(crate) fn set_lft(&mut self, switch: u32, lid: u16, port: u8) {
+        let lid = lid as usize;
+        if lid >= self.lft_stride {
+            let rows: Vec<Vec<u8>> = (0..self.lft_row.len())
+                .map(|i| {
+                    if self.is_switch[i] {
+                        let o = self.lft_row[i];
+                        let mut r = self.lft[o..o + self.lft_stride].to_vec();
+                        // Rows grow in 64-LID blocks, as an LFT is written.
+                        r.resize((lid / 64 + 1) * 64, NO_PORT);
+                        r
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect();
+            (self.lft, self.lft_stride, self.lft_row) = Self::flatten(&rows, &self.is_switch);
+        }
+        let o = self.lft_row[switch as usize];
+        self.lft[o + lid] = port;
+    }
+
     /// Output slot of `switch` for `lid`, or NONE.
     #[inline]
     pub(crate) fn route(&self, switch: u32, lid: u16) -> u32 {
-        let p = self.lft[switch as usize]
-            .get(lid as usize)
-            .copied()
-            .unwrap_or(NO_PORT);
+        let p = self.lft_entry(switch, lid);
         if p == NO_PORT || p == 0 || p > self.num_ports[switch as usize] {
             return NONE;
         }
@@ -389,11 +453,12 @@ mod tests {
                 let sw = switches[rng.random_range(0..switches.len())];
                 let lid = net.ep_lid[rng.random_range(0..net.num_eps())] as usize;
                 let np = net.num_ports[sw as usize];
-                net.lft[sw as usize][lid] = if rng.random::<bool>() {
+                let port = if rng.random::<bool>() {
                     NO_PORT
                 } else {
                     rng.random_range(1..=np)
                 };
+                net.set_lft(sw, lid as u16, port);
             }
             let srcs: Vec<u32> = all
                 .iter()
