@@ -41,6 +41,9 @@ SLOW = {
     "ibcloud reproduce thrashing": "minutes of host simulation; tests/unit/test_host.py",
     "ibcloud reproduce ibmon": "minutes of host simulation; tests/unit/test_host.py",
     "ibcloud reproduce fares": "minutes of host simulation; tests/unit/test_fares.py and the tour (reduced size)",
+    "ibcloud reproduce resex": "≈ 20 s of host simulation; tests/unit/test_scoreboard_defaults.py runs it at the "
+                               "default size and asserts its scoreboard, the docstring test of ibcloud.host.resex "
+                               "at the tour's size",
     "ibcloud reproduce all --report report/reproductions": "every reproduction: tens of minutes",
     "ibcloud sa flood --ibsim ft324 --window 1 4 16": "starts ibsim and OpenSM (interop); tests/unit/test_sa.py",
 }

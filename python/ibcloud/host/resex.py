@@ -220,7 +220,14 @@ def _final_cap(recs: List[Dict[str, Any]], dur: float) -> Optional[float]:
 def reproduce(size: str = "default", do_policies: bool = True, workers: Optional[int] = None,
               out: Optional[str] = None) -> Dict[str, Any]:
     """Runs every experiment of ``size`` (``default`` or ``tour``) and judges
-    the claims; with ``out``, writes Parquet tables and plots there."""
+    the claims; with ``out``, writes Parquet tables and plots there.
+
+    >>> s = reproduce("tour")
+    >>> round(s["r5"]["base"]["mean_us"])   # calibration target (F: ≈ 209 us)
+    209
+    >>> s["r5"]["interfered"]["mean_us"] > s["r5"]["base"]["mean_us"]
+    True
+    """
     if size not in DURATIONS:
         raise ValueError(f"size must be one of {', '.join(DURATIONS)}")
     short, long_ = DURATIONS[size]
@@ -530,7 +537,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs, prints and ends with the scoreboard; exit status 1 when a
-    prediction or qualitative claim that ran does not hold."""
+    prediction or qualitative claim that ran does not hold.
+
+    >>> import contextlib, io
+    >>> p = argparse.ArgumentParser(); configure(p)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = run(p.parse_args(["--size", "tour"]))
+    >>> "Scoreboard (resex)" in out.getvalue() and "calibration" in out.getvalue()
+    True
+    """
     s = reproduce(args.size, not args.no_policies, args.threads, args.out)
     if args.out:
         write_summary(s, args.out)
