@@ -27,7 +27,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ibcloud.cli.main import ExitStatus
 
@@ -81,15 +81,21 @@ def _to_parquet(log: Path, out: Path) -> None:
 def _run(args: argparse.Namespace) -> int:
     from ibcloud import _native as n
 
-    if args.restore:
+    def native(call: Callable[[], str]) -> Any:
+        """The call's JSON result, or the exit status of its error (input: 2, run time: 1)."""
         try:
-            r = json.loads(n.agent_restore(str(args.config)))
+            return json.loads(call())
         except n.AgentInputError as err:
             print(f"ibcloud: error: {err}", file=sys.stderr)
-            return int(ExitStatus.ERROR)
+            return ExitStatus.ERROR
         except n.AgentRuntimeError as err:
             print(f"ibcloud: error: {err}", file=sys.stderr)
-            return int(ExitStatus.FAILURE)
+            return ExitStatus.FAILURE
+
+    if args.restore:
+        r = native(lambda: n.agent_restore(str(args.config)))
+        if isinstance(r, ExitStatus):
+            return int(r)
         print(json.dumps(r) if args.json else
               ("no state file: nothing to restore" if r is None else f"restored: {', '.join(r['restored'])}"))
         return int(ExitStatus.SUCCESS)
@@ -101,17 +107,13 @@ def _run(args: argparse.Namespace) -> int:
         log = args.parquet.with_suffix(".jsonl")
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        summary = json.loads(n.agent_run(str(args.config), args.policy, dry_run=args.dry_run, steps=args.steps,
-                                         log=None if log is None else str(log),
-                                         guardian=None if args.no_guardian else guardian_command()))
-    except n.AgentInputError as err:
-        print(f"ibcloud: error: {err}", file=sys.stderr)
-        return int(ExitStatus.ERROR)
-    except n.AgentRuntimeError as err:
-        print(f"ibcloud: error: {err}", file=sys.stderr)
-        return int(ExitStatus.FAILURE)
+        summary = native(lambda: n.agent_run(str(args.config), args.policy, dry_run=args.dry_run, steps=args.steps,
+                                             log=None if log is None else str(log),
+                                             guardian=None if args.no_guardian else guardian_command()))
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if isinstance(summary, ExitStatus):
+        return int(summary)
     if args.parquet and log is not None and log.exists():
         _to_parquet(log, args.parquet)
     if args.json:
