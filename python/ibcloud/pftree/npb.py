@@ -228,17 +228,22 @@ def node_matrix(step: Step, per_node: int = PER_NODE) -> Dict[Tuple[int, int], i
     return out
 
 
-def noise_flows(others: Sequence[str], rng: random.Random) -> List[Tuple[str, str]]:
-    """Eight random perftest flows: each non-application node sends to a
-    uniformly drawn other non-application node.
+def noise_flows(groups: Sequence[Sequence[Any]], rng: random.Random) -> List[Tuple[Any, Any]]:
+    """The random perftest flows: each non-application node sends to a
+    uniformly drawn other node of its own partition (a P_Key keeps flows
+    inside a partition); ``groups`` are the interfering partitions' nodes.
 
-    >>> fl = noise_flows(["a", "b", "c"], random.Random(1))
+    >>> fl = noise_flows([["a", "b", "c"]], random.Random(1))
     >>> [s for s, _ in fl], all(s != d for s, d in fl)
     (['a', 'b', 'c'], True)
+    >>> noise_flows([["a"]], random.Random(1))
+    Traceback (most recent call last):
+    ...
+    ValueError: every interfering partition needs at least two nodes
     """
-    if len(others) < 2:
-        raise ValueError("interference needs at least two non-application nodes")
-    return [(s, rng.choice([d for d in others if d != s])) for s in others]
+    if any(len(g) < 2 for g in groups):
+        raise ValueError("every interfering partition needs at least two nodes")
+    return [(s, rng.choice([d for d in g if d != s])) for g in groups for s in g]
 
 
 #: Warm-up before a step's messages are posted: the greedy flows reach their steady rate within microseconds.
@@ -252,7 +257,7 @@ def _scaled(matrix: Dict[Tuple[int, int], int], factor: float) -> Dict[Tuple[int
 
 
 def _spec(matrix: Dict[Tuple[int, int], int], nodes: Sequence[int], noise: Sequence[Tuple[int, int]],
-          app_sl: int, noise_sl: int) -> Dict[str, Any]:
+          app_sl: int, noise_sl: Sequence[int]) -> Dict[str, Any]:
     """Traffic: the greedy noise flows from time 0, the step's node-pair
     messages posted at the warm-up, each node's in shift order."""
     n = len(nodes)
@@ -263,7 +268,7 @@ def _spec(matrix: Dict[Tuple[int, int], int], nodes: Sequence[int], noise: Seque
             if (i, j) in matrix:
                 rows.append({"time": WARMUP_US * 1_000_000 + k, "src": f"lid:{nodes[i]}", "dst": f"lid:{nodes[j]}",
                              "bytes": int(matrix[(i, j)]), "sl": app_sl})
-    flows = [{"name": f"noise{k}", "src": f"lid:{s}", "dst": f"lid:{d}", "sl": noise_sl, "size": NOISE_BYTES}
+    flows = [{"name": f"noise{k}", "src": f"lid:{s}", "dst": f"lid:{d}", "sl": noise_sl[k], "size": NOISE_BYTES}
              for k, (s, d) in enumerate(noise)]
     return {"flows": flows, "trace": rows}
 
@@ -309,11 +314,16 @@ def _step_times(tables: Any, jobs: List[Tuple[Dict[Tuple[int, int], int], Dict[s
     return [float(x) for x in out]  # type: ignore[arg-type]
 
 
-#: Routings: the paper's two, and (beside, not the paper's set-up) pFTree's tables with every flow on one VL.
-READINGS = ("pftree", "pftree-ext", "pftree one VL")
+#: Readings: the paper's two routings on the judged set-up; beside (not judged): pFTree's tables with every
+#: flow on one VL, and pFTree with the eight other nodes in one interfering partition instead of two.
+READINGS = ("pftree", "pftree-ext", "pftree one VL", "pftree one noise partition")
 
 
-def _setup(app_port: int):
+def _setup(app_port: int, noise_partitions: int):
+    """Fig. 8's tree, the application partition (``phy``: -Ext isolates it)
+    on port ``app_port`` of every leaf, the other nodes in
+    ``noise_partitions`` (1, or 2 by their place in the leaf, as P2 and P3 of
+    Fig. 7) interfering partitions."""
     from ibcloud.fabric import Fabric
     from ibcloud.partitions import Partition, PartitionConfig, leaf_nodes
 
@@ -321,17 +331,24 @@ def _setup(app_port: int):
     leaves = leaf_nodes(fabric)
     if not 0 <= app_port < len(leaves[0]):
         raise ValueError(f"app_port must be 0-{len(leaves[0]) - 1} (the application node's place in its leaf)")
+    if noise_partitions not in (1, 2):
+        raise ValueError(f"noise_partitions must be 1 or 2, got {noise_partitions}")
     app = [leaf[app_port] for leaf in leaves]
-    others = [n for leaf in leaves for i, n in enumerate(leaf) if i != app_port]
-    conf = PartitionConfig.build([
-        Partition("npb", 1, "phy", None, [(hex(g), "full") for _, g in app]),
-        Partition("perftest", 2, "def", None, [(hex(g), "full") for _, g in others]),
-    ])
-    return fabric, conf, [lid for lid, _ in app], [lid for lid, _ in others]
+    places = [(app_port + k) % len(leaves[0]) for k in range(1, len(leaves[0]))]
+    if noise_partitions == 1:
+        groups = [[leaf[p] for leaf in leaves for p in sorted(places)]]
+    else:
+        groups = [[leaf[p] for leaf in leaves] for p in places]
+    conf = PartitionConfig.build(
+        [Partition("npb", 1, "phy", None, [(hex(g), "full") for _, g in app])]
+        + [Partition(f"perftest{k + 1}", k + 2, "def", None, [(hex(g), "full") for _, g in grp])
+           for k, grp in enumerate(groups)])
+    return fabric, conf, [lid for lid, _ in app], [[lid for lid, _ in grp] for grp in groups]
 
 
 def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence[str] = KERNELS,
-        classes: Sequence[str] = CLASSES, app_port: int = 0, readings: Sequence[str] = READINGS,
+        classes: Sequence[str] = CLASSES, app_port: int = 0, noise_partitions: int = 2,
+        readings: Sequence[str] = READINGS,
         mtu: int = 2048, progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, Any]:
     """Communication seconds of every kernel and class under each routing
     reading, per noise draw, plus the set-up (``vls`` of the two partitions
@@ -358,7 +375,8 @@ def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence
     for r in readings:
         if r not in READINGS:
             raise ValueError(f"unknown reading '{r}' ({', '.join(READINGS)})")
-    fabric, conf, app, others = _setup(app_port)
+    fabric, conf, app, groups = _setup(app_port, noise_partitions)
+    fabric1, conf1, _, groups1 = _setup(app_port, 1 if noise_partitions == 2 else 2)
     plan: List[Tuple[str, str, Step, Dict[Tuple[int, int], int]]] = []
     for kernel in kernels:
         for cls in classes:
@@ -381,22 +399,32 @@ def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence
             f1 = cap / big
             scales[key] = [(f1, _scaled(m, f1)), (f1 / 2, _scaled(m, f1 / 2))]
     settings = {"mtu": mtu, "vls": 4, "host_gbps": HOST_MBPS * 8 / 1000}
-    routed = {"pftree": route(fabric, "pftree", conf), "pftree-ext": route(fabric, "pftree-ext", conf)}
+    routed = {"pftree": route(fabric, "pftree", conf), "pftree-ext": route(fabric, "pftree-ext", conf),
+              "pftree one noise partition": route(fabric1, "pftree", conf1)}
     vls = list(routed["pftree"].vls)
+    shared = {k: len(v.report["partitions"][0]["shared"]) for k, v in routed.items()}
     rng = random.Random(seed)
-    noise_draws = [noise_flows(others, rng) for _ in range(draws)]
+    noise_draws = [noise_flows(groups, rng) for _ in range(draws)]
+    rng1 = random.Random(seed)
+    noise_draws1 = [noise_flows(groups1, rng1) for _ in range(draws)]
     comm, step_rows = [], []
     total = len(readings) * draws
     done = 0
     for reading in readings:
-        r = routed["pftree-ext" if reading == "pftree-ext" else "pftree"]
+        r = routed[reading if reading in routed else "pftree"]
         one_vl = reading == "pftree one VL"
-        app_sl, noise_sl = (0, 0) if one_vl else (r.vls[0], r.vls[1])
-        for draw, noise in enumerate(noise_draws):
+        app_sl, noise_sls = (0, [0] * len(groups)) if one_vl else (r.vls[0], list(r.vls[1:]))
+        draws_here = noise_draws1 if reading == "pftree one noise partition" else noise_draws
+        for draw, noise in enumerate(draws_here):
+            # Each flow on the VL of its source's partition.
+            part = {lid: k for k, grp in enumerate(groups1 if reading == "pftree one noise partition" else groups)
+                    for lid in grp}
+            if reading == "pftree one noise partition":
+                noise_sls = list(r.vls[1:])
             jobs, index = [], []
             for key in keys:
                 for factor, m in scales[key]:
-                    jobs.append((m, _spec(m, app, noise, app_sl, noise_sl)))
+                    jobs.append((m, _spec(m, app, noise, app_sl, [noise_sls[part[s]] for s, _ in noise])))
                     index.append((key, factor))
             times = _step_times(r.tables, jobs, settings)
             by_key: Dict[Tuple, List[Tuple[float, float]]] = {}
@@ -422,6 +450,7 @@ def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence
             if progress is not None:
                 progress(done, total)
     return {"comm": comm, "steps": step_rows, "vls": vls, "app_port": app_port, "cap": cap,
+            "noise_partitions": noise_partitions, "app_links_shared": shared,
             "noise": [[list(f) for f in n] for n in noise_draws]}
 
 
@@ -451,7 +480,7 @@ def predict(comm: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
                    "paper_saving_pct": 100 * (1 - paper_e / paper_p), "comm_ext_s": ext, "compute_s": compute}
             for reading in READINGS[:1] + READINGS[2:]:
                 vals = mean.get((kernel, cls, reading))
-                tag = "pftree" if reading == "pftree" else reading.replace(" ", "_")
+                tag = "pftree" if reading == "pftree" else reading.replace("pftree ", "").replace(" ", "_")
                 if vals is None:
                     continue
                 c = sum(vals) / len(vals)

@@ -58,6 +58,7 @@ from ibcloud.partitions import (
 from ibcloud.pftree import paper
 from ibcloud.routing import route as plain_route
 from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
+from ibcloud.exceptions import IbcloudError
 
 __all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT"]
 
@@ -101,6 +102,10 @@ class Reproduction:
     seconds: float
     #: Fig. 7 on the packet simulator (:func:`ibcloud.pftree.testbed.run`): A→E MB/s per phase and engine.
     testbed: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: Table 2 on the packet simulator (:mod:`ibcloud.pftree.npb`): one row per kernel and class.
+    npb: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    #: Every simulated NPB communication step, per reading and noise draw.
+    npb_steps: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
     @property
     def ok(self) -> bool:
@@ -151,6 +156,7 @@ class Reproduction:
             "calibration": self.calibration.to_dict(orient="records"),
             "isolation": self.isolation.to_dict(orient="records"),
             "testbed": self.testbed,
+            "npb": self.npb.to_dict(orient="records"),
             "checks": [c.as_dict() for c in self.checks],
             "scoreboard": counts(self.checks),
         }
@@ -219,13 +225,17 @@ def reproduce(
     out: Optional[Path] = DEFAULT_OUT,
     plots: bool = True,
     placement: str = "even",
+    npb_draws: int = 2,
+    npb_cap: int = 1 << 20,
 ) -> Reproduction:
     """Runs the experiments on the Table 3 trees with ``sizes`` nodes (all by
     default); ``runs`` random rank orders per pattern, ``draws`` victim
     placements, ``sweep`` receiver counts per tree (0: every count);
     ``placement`` ``even`` (a quarter of every leaf, the paper's set-up) or
     ``random`` (a quarter of all nodes; a sensitivity reading, labelled as
-    such in the settings).
+    such in the settings); ``npb_draws`` draws of the eight perftest flows
+    for Table 2 (0 skips it) and ``npb_cap`` the largest node-pair message
+    simulated as is (:mod:`ibcloud.pftree.npb`).
 
     >>> rep = reproduce(sizes=[32], runs=2, draws=1, sweep=2, out=None, plots=False)
     >>> rep.isolation["phy_shared_links"].tolist()
@@ -293,13 +303,23 @@ def reproduce(
     from ibcloud.pftree import testbed as fig7
 
     bed = fig7.run()
-    checks = _checks(delays, ebb, cont, iso, bed)
+    npb_rows, npb_steps, npb_info = pd.DataFrame(), pd.DataFrame(), {}
+    if npb_draws > 0:
+        from ibcloud.pftree import npb
+
+        raw = npb.run(draws=npb_draws, seed=seed, cap=npb_cap)
+        npb_rows = pd.DataFrame(npb.predict(raw["comm"]))
+        npb_steps = pd.DataFrame(raw["steps"])
+        npb_info = {"npb_draws": npb_draws, "npb_cap_bytes": npb_cap, "npb_vls": raw["vls"],
+                    "npb_noise": raw["noise"]}
+    checks = _checks(delays, ebb, cont, iso, bed, npb_rows)
     settings = {"sizes": [t[0] for t in trees], "runs": runs, "draws": draws, "sweep": sweep, "seed": seed,
                 "victims": ("a quarter of every leaf, random (phy); the rest one def partition" if placement == "even"
                             else "SENSITIVITY READING: a quarter of all nodes uniformly (phy), not evenly per leaf"),
                 "placement": placement,
-                "noise": "all-to-all of the interfering partition, all levels at once"}
-    rep = Reproduction(settings, delays, ebb, cont, cal, iso, checks, time.perf_counter() - start, bed)
+                "noise": "all-to-all of the interfering partition, all levels at once", **npb_info}
+    rep = Reproduction(settings, delays, ebb, cont, cal, iso, checks, time.perf_counter() - start, bed, npb_rows,
+                       npb_steps)
     if out is not None:
         _write(rep, Path(out), plots)
     return rep
@@ -315,7 +335,7 @@ def _mean_at(df: pd.DataFrame, nodes: int, col: str) -> Optional[float]:
 
 
 def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd.DataFrame,
-            bed: Optional[Dict[str, Any]] = None) -> List[Check]:
+            bed: Optional[Dict[str, Any]] = None, npb_rows: Optional[pd.DataFrame] = None) -> List[Check]:
     """Judges ibcloud/claims/pftree.toml: pFTree as the paper gives it (corrected) is the baseline; the
     marks-only variant appears in the details, labelled."""
     reg = claims("pftree")
@@ -459,7 +479,64 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
             shape=p[1] < p[0] and p[2] < p[1]))
         checks.append(reg["X7b"].judge(all(abs(x - 3742) <= 1 for x in e[:4]),
                                        " / ".join(f"{x:.0f}" for x in e[:4]) + " MB/s"))
+    if npb_rows is not None and not npb_rows.empty:
+        checks += _npb_checks(reg, npb_rows)
     return complete("pftree", checks, "needs the Table 3 trees this claim is about (default: all nine)")
+
+
+def _npb_checks(reg: Dict[str, Any], rows: pd.DataFrame) -> List[Check]:
+    """Table 2 (X2*): the -Ext column is the calibration, the pFTree column per kernel the prediction.
+
+    >>> from ibcloud.pftree import npb
+    >>> fake = [{"kernel": k, "class": c, "reading": r, "draw": 0, "comm_s": 0.001 if r == "pftree-ext" else 0.002}
+    ...         for k in npb.KERNELS for c in npb.CLASSES for r in ("pftree", "pftree-ext")]
+    >>> rows = pd.DataFrame(npb.predict(fake))
+    >>> [(c.id, c.verdict) for c in _npb_checks(claims("pftree"), rows)][:3]
+    [('X2c', 'calibration'), ('X2cg', 'shape only'), ('X2ep', 'not reproduced')]
+    """
+    from ibcloud.pftree.npb import CLASSES, KERNELS
+
+    by = {(r["kernel"], r["class"]): r for r in rows.to_dict(orient="records")}
+    out: List[Check] = []
+    fitted = [r for r in by.values() if r["compute_s"] > 0]
+    worst = max(by.values(), key=lambda r: r["comm_ext_s"] / r["paper_ext_s"])
+    out.append(reg["X2c"].judge(
+        len(fitted) == len(by),
+        f"{len(fitted)}/{len(by)} fitted (compute > 0); our -Ext communication is at most "
+        f"{100 * worst['comm_ext_s'] / worst['paper_ext_s']:.1f} % of the paper's time ({worst['kernel'].upper()} "
+        f"{worst['class']})"))
+    for k in KERNELS:
+        rs = [by[(k, c)] for c in CLASSES if (k, c) in by]
+        if len(rs) < len(CLASSES):
+            continue
+        ours = [r.get("pftree_s", float("nan")) for r in rs]
+        sav = [r.get("saving_pct", float("nan")) for r in rs]
+        ok = all(abs(o - r["paper_pftree_s"]) <= 0.001 + 1e-9 for o, r in zip(ours, rs))
+        shape = all(abs(x) < 1 for x in sav) if k == "ep" else all(x > 0 for x in sav)
+        beside = ""
+        if all("one_VL_saving_pct" in r for r in rs):
+            beside += "; beside, pFTree's tables with every flow on one VL: " + " / ".join(
+                f"{r['one_VL_saving_pct']:.1f}" for r in rs) + " %"
+        if all("one_noise_partition_saving_pct" in r for r in rs):
+            beside += "; one interfering partition: " + " / ".join(
+                f"{r['one_noise_partition_saving_pct']:.1f}" for r in rs) + " %"
+        out.append(reg[f"X2{k}"].judge(
+            ok, " / ".join(f"{o:.3f}" for o in ours) + " s (saves " + " / ".join(f"{x:.1f}" for x in sav)
+            + " %; communication -Ext " + " / ".join(f"{1e3 * r['comm_ext_s']:.1f}" for r in rs) + " ms → pFTree "
+            + " / ".join(f"{1e3 * r.get('comm_pftree_s', float('nan')):.1f}" for r in rs) + " ms)" + beside,
+            shape=shape))
+    if all((k, "A") in by for k in KERNELS):
+        a = {k: by[(k, "A")].get("saving_pct", float("nan")) for k in KERNELS}
+        ok = min(a["cg"], a["is"]) > max(a["ft"], a["mg"]) and min(a["ft"], a["mg"]) > a["ep"]
+        out.append(reg["X2o"].judge(ok, "class A savings " + ", ".join(f"{k.upper()} {a[k]:.1f}" for k in KERNELS)
+                                    + " %"))
+    if all((k, c) in by for k in ("cg", "ft") for c in CLASSES):
+        cg = [by[("cg", c)].get("saving_pct", float("nan")) for c in CLASSES]
+        ft = [by[("ft", c)].get("saving_pct", float("nan")) for c in CLASSES]
+        ok = cg[0] > cg[1] > cg[2] and ft[0] < ft[1] < ft[2]
+        out.append(reg["X2t"].judge(ok, "CG " + " → ".join(f"{x:.1f}" for x in cg) + " %, FT "
+                                    + " → ".join(f"{x:.1f}" for x in ft) + " %"))
+    return out
 
 
 def _write(rep: Reproduction, out: Path, plots: bool) -> None:
@@ -469,6 +546,9 @@ def _write(rep: Reproduction, out: Path, plots: bool) -> None:
     rep.contention.to_csv(out / "contention.csv", index=False)
     rep.calibration.to_csv(out / "calibration.csv", index=False)
     rep.table4().to_csv(out / "table4.csv", index=False)
+    if not rep.npb.empty:
+        rep.npb.to_csv(out / "npb_table2.csv", index=False)
+        rep.npb_steps.to_csv(out / "npb_steps.csv", index=False)
     (out / "summary.json").write_text(json.dumps(rep.as_dict(), indent=2, default=float))
     if plots:
         _plots(rep, out)
@@ -547,6 +627,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sweep", type=int, default=8,
                         help="receiver counts per tree for Figs. 13-15 (default 8; 0 = every count)")
     parser.add_argument("--full", action="store_true", help="paper-scale effort: 200 runs, 5 draws, every receiver count")
+    parser.add_argument("--npb-draws", type=int, default=2, metavar="N",
+                        help="draws of the eight perftest flows for NPB Table 2 (default 2, --full 8; 0 skips it)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--placement", choices=["even", "random"], default="even",
                         help="victims: a quarter of every leaf (even, the paper's set-up; default) or of all nodes "
@@ -635,6 +717,20 @@ def render(rep: Reproduction, console) -> None:
         table.add_row("paper pFTree", "3742", "2270", "~1518", "recovers", "3742")
         table.add_row("paper -Ext", "3742", "3742", "3742", "3742", "3742")
         console.print(table)
+    if not rep.npb.empty:
+        table = Table(title="Table 2 (packet simulator): NPB times in s; compute fitted to the -Ext column "
+                            "(calibration), the pFTree column predicted", title_justify="left")
+        for col in ("kernel", "class", "comm -Ext ms", "comm pFTree ms", "ours pFTree", "paper pFTree", "paper -Ext",
+                    "ours saving %", "paper saving %", "one VL saving %", "one noise partition saving %"):
+            table.add_column(col, justify="right")
+        for r in rep.npb.to_dict(orient="records"):
+            table.add_row(r["kernel"].upper(), r["class"], f"{1e3 * r['comm_ext_s']:.2f}",
+                          f"{1e3 * r.get('comm_pftree_s', float('nan')):.2f}", f"{r.get('pftree_s', float('nan')):.3f}",
+                          f"{r['paper_pftree_s']:.3f}", f"{r['paper_ext_s']:.3f}",
+                          f"{r.get('saving_pct', float('nan')):.1f}", f"{r['paper_saving_pct']:.1f}",
+                          f"{r.get('one_VL_saving_pct', float('nan')):.1f}",
+                          f"{r.get('one_noise_partition_saving_pct', float('nan')):.1f}")
+        console.print(table)
     render_scoreboard("pftree", rep.checks, file=console.file)
 
 
@@ -655,8 +751,11 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     runs, draws, sweep = (200, 5, 0) if args.full else (args.runs, args.draws, args.sweep)
+    npb_draws, npb_cap = (8, 8 << 20) if args.full else (args.npb_draws, 1 << 20)
+    if npb_draws < 0:
+        raise IbcloudError(f"--npb-draws must be 0 or more, got {npb_draws}")
     rep = reproduce(sizes=args.sizes, runs=runs, draws=draws, sweep=sweep, seed=args.seed, out=args.out,
-                    plots=not args.no_plots, placement=args.placement)
+                    plots=not args.no_plots, placement=args.placement, npb_draws=npb_draws, npb_cap=npb_cap)
     if args.json:
         print(json.dumps(rep.as_dict(), indent=2, default=float))
     else:
