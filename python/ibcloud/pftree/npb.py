@@ -213,16 +213,26 @@ def skeleton(kernel: str, cls: str, ranks: int = RANKS) -> List[Step]:
     return steps
 
 
-def node_matrix(step: Step, per_node: int = PER_NODE) -> Dict[Tuple[int, int], int]:
-    """Bytes between nodes in one instance of ``step`` (rank r on node
-    r // per_node; messages within a node dropped).
+def node_matrix(step: Step, per_node: int = PER_NODE, placement: str = "block") -> Dict[Tuple[int, int], int]:
+    """Bytes between nodes in one instance of ``step``: rank r on node
+    r // per_node (``block``, by slot) or r mod nodes (``cyclic``, round
+    robin); messages within a node dropped.
 
     >>> node_matrix(Step("x", ((0, 1, 5), (0, 4, 7), (1, 5, 3)), 1))
     {(0, 1): 10}
+    >>> node_matrix(Step("x", ((0, 1, 5), (0, 4, 7)), 1), placement="cyclic")
+    {(0, 1): 5}
+    >>> node_matrix(Step("x", (), 1), placement="spread")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown placement 'spread' (block, cyclic)
     """
+    if placement not in ("block", "cyclic"):
+        raise ValueError(f"unknown placement '{placement}' (block, cyclic)")
+    nodes = RANKS // per_node
     out: Dict[Tuple[int, int], int] = {}
     for s, d, b in step.messages:
-        a, z = s // per_node, d // per_node
+        a, z = (s // per_node, d // per_node) if placement == "block" else (s % nodes, d % nodes)
         if a != z:
             out[(a, z)] = out.get((a, z), 0) + b
     return out
@@ -348,7 +358,7 @@ def _setup(app_port: int, noise_partitions: int):
 
 def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence[str] = KERNELS,
         classes: Sequence[str] = CLASSES, app_port: int = 0, noise_partitions: int = 2,
-        readings: Sequence[str] = READINGS,
+        readings: Sequence[str] = READINGS, placement: str = "block",
         mtu: int = 2048, progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, Any]:
     """Communication seconds of every kernel and class under each routing
     reading, per noise draw, plus the set-up (``vls`` of the two partitions
@@ -381,7 +391,7 @@ def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence
     for kernel in kernels:
         for cls in classes:
             for step in skeleton(kernel, cls):
-                m = node_matrix(step)
+                m = node_matrix(step, placement=placement)
                 if m:
                     plan.append((kernel, cls, step, m))
     unique: Dict[Tuple, Dict[Tuple[int, int], int]] = {}
@@ -450,7 +460,7 @@ def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence
             if progress is not None:
                 progress(done, total)
     return {"comm": comm, "steps": step_rows, "vls": vls, "app_port": app_port, "cap": cap,
-            "noise_partitions": noise_partitions, "app_links_shared": shared,
+            "noise_partitions": noise_partitions, "app_links_shared": shared, "placement": placement,
             "noise": [[list(f) for f in n] for n in noise_draws]}
 
 
@@ -486,6 +496,11 @@ def predict(comm: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
                 c = sum(vals) / len(vals)
                 t = compute + c if compute > 0 else math.nan
                 row[f"comm_{tag}_s"] = c
+                if reading == "pftree":
+                    # The -Ext communication the paper's saving needs at our slowdown (comm under pFTree / -Ext).
+                    slow = c / ext if ext > 0 else math.nan
+                    row["slowdown"] = slow
+                    row["implied_comm_ext_s"] = (paper_p - paper_e) / (slow - 1) if slow > 1 else math.nan
                 row[f"{tag}_s"] = t
                 row[f"{'saving' if reading == 'pftree' else tag + '_saving'}_pct"] = (
                     100 * (1 - paper_e / t) if compute > 0 else math.nan)
