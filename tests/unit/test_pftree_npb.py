@@ -119,3 +119,17 @@ def test_a_small_run_shares_links_under_pftree_only_and_slows_is_there():
     assert comm["pftree one noise partition"] == pytest.approx(comm["pftree-ext"], rel=1e-6)
     keys = [s for s in r["steps"] if s["step"] == "key-alltoallv"]
     assert all(s["extrapolated"] for s in keys) and all(s["max_node_pair_bytes"] == 1 << 21 for s in keys)
+
+
+def test_fig7_no_reading_of_the_vl_arbitration_tables_separates_phase_2_from_phase_3():
+    from ibcloud.pftree import testbed
+
+    r = testbed.arbitration_readings()
+    assert set(r) == set(testbed.ARBITRATION)
+    for label, rates in r.items():
+        if not label.startswith("interferers"):
+            assert abs(rates[1] - rates[2]) < 5, label  # the victim alone on its VL: same share with 1 or 2 flows
+    assert r["equal weights (judged)"][1] == pytest.approx(r["OpenSM QoS defaults (high 0:4, low 1-3:4, limit 0)"][1],
+                                                           abs=5)
+    assert r["victim VL weighted 2:1"][1] > r["equal weights (judged)"][1] > r["victim VL weighted 1:2"][1]
+    assert r["victim VL high priority, unlimited"][2] == pytest.approx(r["victim VL high priority, unlimited"][0], abs=5)

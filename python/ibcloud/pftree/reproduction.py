@@ -303,6 +303,7 @@ def reproduce(
     from ibcloud.pftree import testbed as fig7
 
     bed = fig7.run()
+    bed["arbitration"] = fig7.arbitration_readings()
     npb_rows, npb_steps, npb_info = pd.DataFrame(), pd.DataFrame(), {}
     if npb_draws > 0:
         from ibcloud.pftree import npb
@@ -475,7 +476,10 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
             abs(p[1] - 2270) <= 1 and abs(p[2] - 1518) <= 0.5,
             f"{p[1]:.0f} / {p[2]:.0f} MB/s (VLs {bed['vls']} for P1/P2/P3); beside, every flow on one VL: "
             f"{one[1]:.0f} / {one[2]:.0f} MB/s; VLs merged on the roots: {bed['pftree roots one VL'][1]:.0f} / "
-            f"{bed['pftree roots one VL'][2]:.0f} MB/s",
+            f"{bed['pftree roots one VL'][2]:.0f} MB/s"
+            + ("; VL arbitration readings (pFTree's VLs): " + "; ".join(
+                f"{k} {v[1]:.0f} / {v[2]:.0f}" for k, v in bed["arbitration"].items() if "judged" not in k)
+               + " MB/s" if bed.get("arbitration") else ""),
             shape=p[1] < p[0] and p[2] < p[1]))
         checks.append(reg["X7b"].judge(all(abs(x - 3742) <= 1 for x in e[:4]),
                                        " / ".join(f"{x:.0f}" for x in e[:4]) + " MB/s"))
@@ -716,6 +720,9 @@ def render(rep: Reproduction, console) -> None:
             table.add_column(col, justify="right")
         for label in ("pftree", "pftree-ext", "pftree one VL", "pftree roots one VL"):
             table.add_row(label, *[f"{x:.0f}" for x in rep.testbed[label]])
+        for label, rates in rep.testbed.get("arbitration", {}).items():
+            if "judged" not in label:
+                table.add_row(f"pftree, {label}", *[f"{x:.0f}" for x in rates])
         table.add_row("paper pFTree", "3742", "2270", "~1518", "recovers", "3742")
         table.add_row("paper -Ext", "3742", "3742", "3742", "3742", "3742")
         console.print(table)

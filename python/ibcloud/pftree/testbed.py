@@ -34,7 +34,7 @@ from ibcloud.fabric import Fabric
 from ibcloud.partitions import Partition, PartitionConfig, leaf_nodes, route
 from ibcloud.safeio import checked_ints
 
-__all__ = ["PAPER", "HOST_MBPS", "PARTITIONS", "run"]
+__all__ = ["PAPER", "HOST_MBPS", "PARTITIONS", "ARBITRATION", "run", "arbitration_readings"]
 
 #: Fig. 7: victim A→E in MB/s, alone / + B→F / + B→F and I→F, with pFTree (separate VLs); -Ext stays at 3,742.
 PAPER = {"alone": 3742.0, "one": 2270.0, "two": 1518.0}
@@ -85,5 +85,50 @@ def run(phase_us: int = 200, mtu: int = 2048) -> Dict[str, List[float]]:
                 f"flow:src={lid('I')},dst={lid('F')},sl={sl[2]},start={2 * p}us,stop={4 * p}us")
         res = simulate(r.tables, spec, f"{5 * p}us", events=events, vls=4, mtu=mtu, host_gbps=HOST_MBPS * 8 / 1000,
                        sweep_interval=f"{max(1, p // 20)}us")
+        out[label] = [res.gbps(0, f"{k * p + p // 4}us", f"{(k + 1) * p}us") * 1000 / 8 for k in range(5)]
+    return out
+
+
+#: Readings of the VL arbitration tables (not given by the seed) for pFTree's VLs (P1 → 1, P2 → 2, P3 → 0):
+#: label → ``vl_arbitration`` of :func:`ibcloud.sim.config`. None of them is fitted to Fig. 7.
+ARBITRATION = {
+    "equal weights (judged)": None,
+    "OpenSM QoS defaults (high 0:4, low 1-3:4, limit 0)": {"high": "0:4", "low": "0:0,1:4,2:4,3:4", "high_limit": 0},
+    "victim VL weighted 2:1": {"low": "0:32,1:64,2:32,3:32"},
+    "victim VL weighted 1:2": {"low": "0:32,1:32,2:64,3:32"},
+    "victim VL high priority, unlimited": {"high": "1:255", "low": "0:32,2:32,3:32", "high_limit": 255},
+    "interferers' VL high priority, unlimited": {"high": "2:255", "low": "0:32,1:32,3:32", "high_limit": 255},
+}
+
+
+@checked_ints(phase_us=(1, 10**9), mtu=(256, 4096))
+def arbitration_readings(phase_us: int = 200, mtu: int = 2048) -> Dict[str, List[float]]:
+    """Mean A→E rate (MB/s) per phase with pFTree's tables and VLs under each
+    reading of :data:`ARBITRATION`: whatever the tables, the victim alone on
+    its VL gets the same share with one interferer as with two (unless the
+    interferers' VL has absolute priority and starves it).
+
+    >>> r = arbitration_readings()
+    >>> all(abs(v[1] - v[2]) < 5 for k, v in r.items() if not k.startswith("interferers"))
+    True
+    >>> [round(x) for x in r["interferers' VL high priority, unlimited"][1:3]]
+    [191, 0]
+    """
+    from ibcloud.sim import simulate
+
+    fabric = Fabric.generate("XGFT(2;3,3;1,2)")
+    names = dict(zip("ABCDEFGHI", [n for leaf in leaf_nodes(fabric) for n in leaf]))
+    r = route(fabric, "pftree", _config(names))
+    sl = {k: r.vls[k - 1] for k in (1, 2, 3)}
+    lid = lambda k: f"lid:{names[k][0]}"  # noqa: E731
+    p = phase_us
+    spec = (f"flow:src={lid('A')},dst={lid('E')},sl={sl[1]};"
+            f"flow:src={lid('B')},dst={lid('F')},sl={sl[2]},start={p}us,stop={3 * p}us;"
+            f"flow:src={lid('I')},dst={lid('F')},sl={sl[2]},start={2 * p}us,stop={4 * p}us")
+    out: Dict[str, List[float]] = {}
+    for label, arb in ARBITRATION.items():
+        extra = {} if arb is None else {"vl_arbitration": arb}
+        res = simulate(r.tables, spec, f"{5 * p}us", vls=4, mtu=mtu, host_gbps=HOST_MBPS * 8 / 1000,
+                       sweep_interval=f"{max(1, p // 20)}us", **extra)
         out[label] = [res.gbps(0, f"{k * p + p // 4}us", f"{(k + 1) * p}us") * 1000 / 8 for k in range(5)]
     return out
