@@ -19,11 +19,19 @@ partition; everyone else the interfering ``def`` partition):
   flows on shared links; the calibration of that reading is part of the
   output).
 
+On the packet simulator it also runs the Fig. 7 testbed
+(:mod:`ibcloud.pftree.testbed`, with every reading of the VL arbitration
+tables) and NPB Table 2 (:mod:`ibcloud.pftree.npb`: CG/EP/FT/IS/MG classes
+A–C on Fig. 8's tree, compute fitted to the -Ext column, the pFTree column
+predicted).
+
 Then the claims of ibcloud/claims/pftree.toml, judged against pFTree as the
 paper gives it (the marks-only and grouped readings beside, labelled). Writes ``delays.csv``,
-``ebb.csv``, ``contention.csv``, ``calibration.csv``, ``summary.json`` and the
-figures to ``--out`` (default ``out/reproductions/pftree``). ``--runs`` and
-``--draws`` set the effort (defaults 20 and 2; ``--full``: 200 and 5).
+``ebb.csv``, ``contention.csv``, ``calibration.csv``, ``npb_table2.csv``,
+``npb_steps.csv``, ``summary.json`` and the figures to ``--out`` (default
+``out/reproductions/pftree``). ``--runs`` and ``--draws`` set the effort
+(defaults 20 and 2; ``--full``: 200 and 5), ``--npb-draws`` the NPB noise
+draws (default 2; ``--full``: 8, with an 8 MiB extrapolation cap).
 Ends with the scoreboard; exit status 1 when a prediction or qualitative
 claim that ran does not hold.
 
