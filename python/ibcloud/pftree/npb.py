@@ -29,9 +29,11 @@ lists every choice and why):
   equals Table 2's pFTree-Ext column (compute = paper − our communication
   under -Ext). The pFTree column and the savings are then **predictions**:
   ``T(pFTree) = compute + our communication under pFTree``.
-* **Interference.** Each of the eight other nodes runs one greedy perftest
-  flow (64 KiB messages) to a random other non-application node; the flows
-  run throughout. Each communication step is simulated on its own, started
+* **Interference.** The eight other nodes form two interfering partitions
+  by their place in the leaf (as P2 and P3 of Fig. 7; ``noise_partitions=1``
+  is the other reading, under which pFTree already isolates the
+  application); each runs one greedy perftest flow (64 KiB messages) to a
+  random other node of its own partition; the flows run throughout. Each communication step is simulated on its own, started
   once the flows are in steady state; its time is until its last message is
   consumed. A step whose node-pair messages exceed ``cap`` bytes is run at
   two smaller scales and extrapolated linearly (bandwidth-bound steps are
