@@ -133,3 +133,17 @@ def test_fig7_no_reading_of_the_vl_arbitration_tables_separates_phase_2_from_pha
                                                            abs=5)
     assert r["victim VL weighted 2:1"][1] > r["equal weights (judged)"][1] > r["victim VL weighted 1:2"][1]
     assert r["victim VL high priority, unlimited"][2] == pytest.approx(r["victim VL high priority, unlimited"][0], abs=5)
+
+
+@pytest.mark.parametrize("placement", ["block", "cyclic"])
+def test_every_skeleton_is_well_formed_and_node_bytes_are_conserved(placement):
+    for kernel in npb.KERNELS:
+        for cls in npb.CLASSES:
+            steps = npb.skeleton(kernel, cls)
+            assert steps and all(s.count >= 1 and s.messages for s in steps), (kernel, cls)
+            for s in steps:
+                assert all(0 <= a < 16 and 0 <= b < 16 and a != b and n > 0 for a, b, n in s.messages), s.name
+                per = 4
+                inter = sum(n for a, b, n in s.messages if ((a // per != b // per) if placement == "block"
+                                                            else (a % per != b % per)))
+                assert sum(npb.node_matrix(s, placement=placement).values()) == inter, s.name
