@@ -273,15 +273,19 @@ def ring(net: Net, tables: ForwardingTables, orders: Sequence[Sequence[int]], ho
         left = [(o[i], o[(i - 1) % p], nbytes, 0) for i in range(p)]
         runs += [right, left, right + [(s, d, b, 1) for s, d, b, _ in left]]
     t = _times_many(net, tables, runs, host_mbps)
-    lat, nb_only = [], []
+    lat, nb_only, sr, nb = [], [], [], []
     for k in range(len(orders)):
         sendrecv = max(t[3 * k]) + max(t[3 * k + 1]) + 2 * overhead_us
         nonblocking = max(t[3 * k + 2]) + 2 * overhead_us
         lat.append(min(sendrecv, nonblocking) / 2)
+        sr.append(sendrecv / 2)
+        nb.append(nonblocking / 2)
         nb_only.append(2 * nbytes / (max(t[3 * k + 2]) + overhead_us))
     rand = statistics.geometric_mean(lat[1:]) if len(lat) > 1 else math.nan
+    gm = lambda x: statistics.geometric_mean(x[1:]) if len(x) > 1 else math.nan  # noqa: E731
     return {"natural_latency_us": lat[0], "random_latency_us": rand, "natural_mbps": nbytes / lat[0],
             "random_mbps": nbytes / rand, "latencies_us": lat,
+            "sendrecv_random_mbps": nbytes / gm(sr), "nonblocking_random_mbps": nbytes / gm(nb),
             # our first model, before HPCC's source was read (reported beside): (b) alone, one overhead, arithmetic mean
             "first_model_random_mbps": statistics.mean(nb_only[1:]) if len(nb_only) > 1 else math.nan,
             "first_model_natural_mbps": nb_only[0]}
@@ -321,10 +325,13 @@ def _pingpong_pairs(net: Net, tables: ForwardingTables, pairs: Sequence[Tuple[in
 
 
 def slim_initial(fabric: Fabric) -> ForwardingTables:
-    """SlimUpdate's first run (no old tables).
+    """SlimUpdate's first run (no old tables). On A and B it differs from
+    ftree only in which root each leaf's nodes go up to (ties broken the
+    other way): the roots swap, the balance is the same.
 
-    >>> f = topology_a(); slim_initial(f) == route(f, "ftree").tables
-    True
+    >>> f = topology_a(); s, t = slim_initial(f), route(f, "ftree").tables
+    >>> s == t, len(s.entries()["lid"]) == len(t.entries()["lid"])
+    (False, True)
     """
     from ibcloud import _native
 
@@ -475,6 +482,8 @@ def _topology_b(cal: Dict[str, Any], factor: float, full: bool, rings: int, bise
              "random_ring_latency_us": lat["random_latency_us"], "pingpong_mbps": pp["min_bandwidth_mbps"],
              "pingpong_latency_us": pp["max_latency_us"], "natural_ring_latency_us": lat["natural_latency_us"],
              "first_model_random_ring_mbps": bw["first_model_random_mbps"],
+             "sendrecv_random_ring_mbps": bw["sendrecv_random_mbps"],
+             "nonblocking_random_ring_mbps": bw["nonblocking_random_mbps"],
              "first_model_natural_ring_mbps": bw["first_model_natural_mbps"]}
         if fault:
             r["ebb"] = factor * ebb_raw(net, tables, net.ranks, ms, host, ebb_bytes)["ebb"]
@@ -499,8 +508,26 @@ def _topology_b(cal: Dict[str, Any], factor: float, full: bool, rings: int, bise
                       "slim_changed_entries": rs.changes["changed_entries"]})
     for alg in ("ftree", "slim", "minhop"):
         cases[f"{alg}_fault"] = {k: statistics.mean(x[alg][k] for x in links) for k in links[0][alg]}
+    full_leaves = {i for i, leaf in enumerate(net.leaves) if all(x in net.ranks for x in leaf)}
+    sub = [x for x in links if _link_leaf(net, x["link"]) in full_leaves]
+    for alg in ("ftree", "slim"):
+        cases[f"{alg}_fault_full_leaves"] = {k: statistics.mean(x[alg][k] for x in sub) for k in sub[0][alg]}
     return {"cases": cases, "links": links, "rings": rings, "ring_bytes": ring_bytes, "ebb_bytes": ebb_bytes,
             "bisections": len(ms), "slim_first_equals_ftree": _key(slim0) == _key(ft)}
+
+
+def _link_leaf(net: Net, link: str) -> int:
+    """Index of the leaf switch a failed leaf–root link ``SWITCH:PORT`` belongs to (-1 for none).
+
+    >>> n = Net(topology_b()); _link_leaf(n, "sw-L1-0002:4"), _link_leaf(n, "sw-L2-0001:1")
+    (1, -1)
+    """
+    name = link.split(":")[0]
+    for i, leaf in enumerate(net.leaves):
+        sw = net.port[(net.lid_node[leaf[0]], 1)]
+        if net.by_id[sw]["description"].split()[0] == name:
+            return i
+    return -1
 
 
 def _ftree_refuses(fabric: Fabric) -> bool:
@@ -674,6 +701,15 @@ def print_report(hw: Dict[str, Any]) -> None:
           f"with OpenSM's minhop fallback (ftree without a root file refuses the degraded tree on "
           f"{sum(x['ftree_without_roots'] for x in b['links'])} of {len(b['links'])} links): EBB {mf['ebb']:.1f} MB/s, "
           f"random ring {mf['random_ring_mbps']:.1f} MB/s, alltoall {mf['alltoall_us']:.1f} µs")
+    c = b["cases"]
+    for label, key in (("HPCC (a) two Sendrecv alone", "sendrecv_random_ring_mbps"),
+                       ("HPCC (b) non-blocking alone", "nonblocking_random_ring_mbps"),
+                       ("our first model (b alone, arithmetic mean)", "first_model_random_ring_mbps")):
+        print(f"  reading beside: random ring, {label}: " + " / ".join(f"{c[k][key]:.1f}" for k in CASES)
+              + " MB/s (paper 2703.00 / 2647.91 / 2189.44 / 2400.32)")
+    fl, sl = c["ftree_fault_full_leaves"], c["slim_fault_full_leaves"]
+    print(f"  reading beside: only links of the two leaves with three ranks: EBB FTree {fl['ebb']:.1f} SlimUpdate "
+          f"{sl['ebb']:.1f} MB/s, random ring FTree {fl['random_ring_mbps']:.1f} SlimUpdate {sl['random_ring_mbps']:.1f}")
     print(f"  {'figure':<8}{'metric':<32}{'case':<32}{'paper':>10}{'ours':>10}{'diff':>9}")
     for r in table_rows(hw):
         print(f"  {r['figure']:<8}{r['metric']:<32}{r['case']:<32}{r['paper']:>10.2f}{r['ours']:>10.2f}"
