@@ -311,9 +311,7 @@ def pingpong_fast(net: Net, tables: ForwardingTables, ranks: Sequence[int], host
     by_len: Dict[int, Tuple[int, int]] = {}
     for a, b in pairs:
         by_len.setdefault(len(net.path(tables, a, b)), (a, b))
-    reps = [by_len[k] for k in sorted(by_len)]
-    return pingpong(net, tables, [x for p in reps for x in p], host_mbps, overhead_us, nbytes) if len(reps) == 1 \
-        else _pingpong_pairs(net, tables, reps, host_mbps, overhead_us, nbytes)
+    return _pingpong_pairs(net, tables, [by_len[k] for k in sorted(by_len)], host_mbps, overhead_us, nbytes)
 
 
 def _pingpong_pairs(net: Net, tables: ForwardingTables, pairs: Sequence[Tuple[int, int]], host_mbps: Optional[float],

@@ -20,6 +20,8 @@ from ibcloud.reconfig_hw import (
     checks,
     ebb_raw,
     matchings,
+    pingpong,
+    pingpong_fast,
     ring,
     shutdown_class,
     topology_a,
@@ -81,6 +83,14 @@ def test_ring_is_hpccs_better_of_two_implementations():
     assert r["random_mbps"] <= r["natural_mbps"]
     # the judged value is never below either implementation alone
     assert r["random_mbps"] >= max(r["sendrecv_random_mbps"], r["nonblocking_random_mbps"]) - 1e-9
+
+
+def test_pingpong_on_one_pair_per_path_length_equals_every_pair():
+    net = Net(topology_b(), stale=1)
+    t = route(net.fabric, "ftree").tables
+    every, fast = pingpong(net, t, net.ranks, 3800.0, 1.0), pingpong_fast(net, t, net.ranks, 3800.0, 1.0)
+    assert abs(every["max_latency_us"] - fast["max_latency_us"]) < 1e-9
+    assert abs(every["min_bandwidth_mbps"] - fast["min_bandwidth_mbps"]) < 1e-6
 
 
 def test_calibration_hits_table_1():
