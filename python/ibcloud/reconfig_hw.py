@@ -440,6 +440,13 @@ def _topology_a(cal: Dict[str, Any], full: bool, all_pairs: bool, log) -> Dict[s
             "judged_pairs": [r["down"] for r in judged]}
 
 
+def _verified(r: Any) -> bool:
+    """Every pair of live nodes reachable, no credit loop, no up/down violation
+    (a node shut down before is unreachable by design)."""
+    c = r.report.get("check")
+    return c is not None and c["pairs"] == c["reachable"] and c["credit_loop_free"] and not c["updown_violations"]
+
+
 def _switch_links(fabric: Fabric) -> List[str]:
     nodes = {n["id"]: n for n in fabric.nodes()}
     out = []
@@ -450,10 +457,21 @@ def _switch_links(fabric: Fabric) -> List[str]:
     return sorted(out)
 
 
-def _topology_b(cal: Dict[str, Any], factor: float, full: bool, rings: int, bisections: int, log) -> Dict[str, Any]:
+def _topology_b(cal: Dict[str, Any], factor: float, full: bool, rings: int, bisections: int, log,
+                stale: str = "routed") -> Dict[str, Any]:
+    """Topology B's cases; ``stale`` = "routed" (the judged reading: node 9
+    is cabled and routed, never a rank) or "absent" (a reading beside: node
+    9 is shut down before the first routing)."""
     from ibcloud.reconfig import reconfigure
 
-    net = Net(topology_b(), stale=1)
+    if stale == "routed":
+        net = Net(topology_b(), stale=1)
+    elif stale == "absent":
+        f = topology_b()
+        nine = Net(f).ranks[-1]
+        net = Net(reconfigure(f, route(f, "ftree").tables, "shutdown", f"lid:{nine}", method="full").fabric)
+    else:
+        raise ValueError(f"stale is 'routed' or 'absent', not {stale!r}")
     host, o = cal["host_mbps"], cal["overhead_us"]
     ft = route(net.fabric, "ftree").tables
     slim0 = slim_initial(net.fabric)
@@ -496,8 +514,8 @@ def _topology_b(cal: Dict[str, Any], factor: float, full: bool, rings: int, bise
         log(f"HW topology B: link {link} fails")
         rf = reconfigure(net.fabric, ft, "fail-link", link, method="full")
         rs = reconfigure(net.fabric, slim0, "fail-link", link, method="slimupdate")
-        if not (rf.ok and rs.ok):
-            raise RuntimeError(f"re-routing after the failure of {link} left pairs unreachable")
+        if not (_verified(rf) and _verified(rs)):
+            raise RuntimeError(f"re-routing after the failure of {link} left live pairs unreachable")
         # OpenSM's ftree refuses the degraded tree without a root GUID file (ERR AB09) and falls back to minhop
         mh = route(rf.fabric, "minhop").tables
         links.append({"link": link, "ftree": measure(rf.tables, True), "slim": measure(rs.tables, True),
@@ -548,7 +566,18 @@ def run(quick: bool = False, full: bool = False, log=lambda msg: None) -> Dict[s
     a = _topology_a(cal, full, full, log)
     b = _topology_b(cal, a["netgauge_factor"], full, 30 if full else (4 if quick else 10),
                     105 if full else (8 if quick else 24), log)
-    return {"calibration": cal, "a": a, "b": b, "settings": {"full": full, "quick": quick}}
+    out = {"calibration": cal, "a": a, "b": b, "settings": {"full": full, "quick": quick}}
+    if full:
+        out["b_absent"] = stale_absent(cal, a["netgauge_factor"], full, log)
+    return out
+
+
+def stale_absent(cal: Dict[str, Any], factor: float, full: bool = False, log=lambda msg: None) -> Dict[str, Any]:
+    """The reading of topology B beside the judged one: the stale ninth node
+    shut down before the first routing (run by ``--full``; at the default
+    sizes with ``stale_absent(calibrate(), 0.9643)``)."""
+    b = _topology_b(cal, factor, full, 30 if full else 10, 105 if full else 24, log, stale="absent")
+    return {"cases": b["cases"], "links": b["links"]}
 
 
 def _each(ours: Sequence[float], paper: Sequence[float], tol: float, fmt: str) -> Tuple[bool, str]:
@@ -708,6 +737,12 @@ def print_report(hw: Dict[str, Any]) -> None:
     fl, sl = c["ftree_fault_full_leaves"], c["slim_fault_full_leaves"]
     print(f"  reading beside: only links of the two leaves with three ranks: EBB FTree {fl['ebb']:.1f} SlimUpdate "
           f"{sl['ebb']:.1f} MB/s, random ring FTree {fl['random_ring_mbps']:.1f} SlimUpdate {sl['random_ring_mbps']:.1f}")
+    if "b_absent" in hw:
+        ca = hw["b_absent"]["cases"]
+        print("  reading beside: node 9 shut down before the first routing, after the fault FTree / SlimUpdate: "
+              f"EBB {ca['ftree_fault']['ebb']:.1f} / {ca['slim_fault']['ebb']:.1f} MB/s, random ring "
+              f"{ca['ftree_fault']['random_ring_mbps']:.1f} / {ca['slim_fault']['random_ring_mbps']:.1f} MB/s, "
+              f"alltoall {ca['ftree_fault']['alltoall_us']:.1f} / {ca['slim_fault']['alltoall_us']:.1f} µs")
     print(f"  {'figure':<8}{'metric':<32}{'case':<32}{'paper':>10}{'ours':>10}{'diff':>9}")
     for r in table_rows(hw):
         print(f"  {r['figure']:<8}{r['metric']:<32}{r['case']:<32}{r['paper']:>10.2f}{r['ours']:>10.2f}"
