@@ -747,3 +747,26 @@ def print_report(hw: Dict[str, Any]) -> None:
     for r in table_rows(hw):
         print(f"  {r['figure']:<8}{r['metric']:<32}{r['case']:<32}{r['paper']:>10.2f}{r['ours']:>10.2f}"
               f"{r['difference_pct']:>+8.1f}%")
+
+
+def plot(hw: Dict[str, Any], out) -> None:
+    """``hw_paper_iv.png``: ours beside the paper's for Fig. 3a, Fig. 3b, Fig. 4
+    and Table 1's random ring."""
+    from pathlib import Path
+
+    from matplotlib.figure import Figure
+
+    rows = table_rows(hw)
+    panels = [("Fig. 3a: EBB 1 MiB, topology A (MB/s)", [r for r in rows if r["figure"] == "Fig. 3a"]),
+              ("Fig. 3b: alltoall 1 MiB after the shutdowns (µs)", [r for r in rows if r["figure"] == "Fig. 3b"]),
+              ("Fig. 4: EBB 1 MiB, B after a link failure (MB/s)", [r for r in rows if r["figure"] == "Fig. 4"]),
+              ("Table 1: random ring, B (MB/s)", [r for r in rows if r["metric"].startswith("random_ring_mbps")])]
+    fig = Figure(figsize=(12, 7), layout="constrained")
+    for ax, (title, sel) in zip(fig.subplots(2, 2).flat, panels):
+        x = range(len(sel))
+        ax.bar([i - 0.2 for i in x], [r["paper"] for r in sel], 0.4, label="paper (hardware)")
+        ax.bar([i + 0.2 for i in x], [r["ours"] for r in sel], 0.4, label="ours (packet simulator)")
+        ax.set_xticks(list(x), [r["case"].replace(", ", "\n", 1) for r in sel], fontsize=7)
+        ax.set_title(title, fontsize=9)
+    fig.axes[0].legend(fontsize=7)
+    fig.savefig(Path(out) / "hw_paper_iv.png", dpi=110)

@@ -632,6 +632,8 @@ def _plots(rep: Dict[str, Any], out: Path) -> None:
     ax.legend(fontsize=7)
     save(fig, "h4_h5_routing_time.png")
 
+    if rep.get("hw") is not None:
+        reconfig_hw.plot(rep["hw"], out)
     h6 = rep["h6"]
     if h6:
         fig = Figure(figsize=(10, 4), layout="constrained")

@@ -140,3 +140,13 @@ def test_judging_fails_outside_tolerance_and_checks_direction():
     worse = copy.deepcopy(_paper_like())
     worse["b"]["cases"]["ftree_fault"]["random_ring_mbps"] = 2703.0  # the fault no longer hurts FTree
     assert {c.id: c.verdict for c in checks(worse)}["HW15"] == "not reproduced"
+
+
+def test_plot_and_table_of_ours_beside_the_papers(tmp_path):
+    from ibcloud.reconfig_hw import plot, table_rows
+
+    hw = _paper_like()
+    rows = table_rows(hw)
+    assert len(rows) == 28 and all(abs(r["difference_pct"]) < 1e-9 for r in rows)
+    plot(hw, tmp_path)
+    assert (tmp_path / "hw_paper_iv.png").stat().st_size > 10_000
