@@ -679,8 +679,11 @@ def table_rows(hw: Dict[str, Any]) -> List[Dict[str, Any]]:
         for i, c in enumerate(CASES):
             rows.append({"figure": "Table 1", "metric": f"{metric} ({unit})", "case": labels[c],
                          "paper": t1[metric][i], "ours": cases[c][metric]})
+    fitted = {("Fig. 3a", "A full tree, FTree"), ("Table 1", "B FTree, no fault")}
     for r in rows:
         r["difference_pct"] = 100 * (r["ours"] / r["paper"] - 1)
+        calibrated = (r["figure"], r["case"]) in fitted and not r["metric"].startswith(("natural", "random"))
+        r["kind"] = "calibration" if calibrated else "prediction"
     return rows
 
 
@@ -743,10 +746,10 @@ def print_report(hw: Dict[str, Any]) -> None:
               f"EBB {ca['ftree_fault']['ebb']:.1f} / {ca['slim_fault']['ebb']:.1f} MB/s, random ring "
               f"{ca['ftree_fault']['random_ring_mbps']:.1f} / {ca['slim_fault']['random_ring_mbps']:.1f} MB/s, "
               f"alltoall {ca['ftree_fault']['alltoall_us']:.1f} / {ca['slim_fault']['alltoall_us']:.1f} µs")
-    print(f"  {'figure':<8}{'metric':<32}{'case':<32}{'paper':>10}{'ours':>10}{'diff':>9}")
+    print(f"  {'figure':<8}{'metric':<32}{'case':<32}{'paper':>10}{'ours':>10}{'diff':>9}  kind")
     for r in table_rows(hw):
         print(f"  {r['figure']:<8}{r['metric']:<32}{r['case']:<32}{r['paper']:>10.2f}{r['ours']:>10.2f}"
-              f"{r['difference_pct']:>+8.1f}%")
+              f"{r['difference_pct']:>+8.1f}%  {r['kind']}")
 
 
 def plot(hw: Dict[str, Any], out) -> None:

@@ -150,3 +150,7 @@ def test_plot_and_table_of_ours_beside_the_papers(tmp_path):
     assert len(rows) == 28 and all(abs(r["difference_pct"]) < 1e-9 for r in rows)
     plot(hw, tmp_path)
     assert (tmp_path / "hw_paper_iv.png").stat().st_size > 10_000
+    kinds = {(r["figure"], r["case"], r["metric"]): r["kind"] for r in rows}
+    assert [k for k, v in kinds.items() if v == "calibration"] == [
+        ("Fig. 3a", "A full tree, FTree", "EBB 1 MiB (MB/s)"), ("Table 1", "B FTree, no fault", "pingpong_mbps (MB/s)"),
+        ("Table 1", "B FTree, no fault", "pingpong_latency_us (µs)")]
