@@ -19,7 +19,8 @@ Benchmarks (each message posted at time 0 on the simulator; a message's
 completion is its last byte consumed at the sink):
 
 * **Netgauge EBB** (1 MiB): every rank of a random bisection pair sends
-  ``EBB_REPS`` MiB to its partner and receives as much; a rank's time is
+  256 KiB (``EBB_REPS`` MiB with ``full``) to its partner and receives as
+  much; a rank's time is
   the later of its send and its receive; EBB = bytes / mean time over all
   ranks and bisections (Netgauge's own average). Bisections are all
   perfect matchings of the ranks (105 of 8, 15 of 6), or a seeded sample.
@@ -27,12 +28,14 @@ completion is its last byte consumed at the sink):
   receives from rank − i; each step ends with its slowest message (the
   steps are chained by the ranks' receives); latency = sum of the steps
   plus a per-message host overhead per step.
-* **HPCC** ping-pong (2,000,000 bytes; 8 bytes for latency): one-way time
-  of every rank pair alone, minimum bandwidth / maximum latency;
-  naturally and randomly ordered rings: every rank sends 2,000,000 bytes
-  to both neighbours at once (two SLs, so the two sends share the HCA as
-  two queue pairs would); per ring, bandwidth = 2 L / the slowest rank's
-  time; random rings are ``rings`` seeded permutations, averaged.
+* **HPCC** (``bench_lat_bw``) ping-pong (2,000,000 bytes; 8 bytes for
+  latency): one-way time of every rank pair alone, minimum bandwidth /
+  maximum latency; naturally and randomly ordered rings in both
+  directions, the better of two ``MPI_Sendrecv`` in turn and non-blocking
+  sends to both neighbours at once (two SLs, so the two sends share the HCA
+  as two queue pairs); per pattern latency = the slowest rank's iteration
+  / 2, bandwidth = bytes / latency; random rings (``rings`` seeded
+  permutations) combine by the geometric mean of their latencies.
 
 Fitted (calibration rows): the host injection cap to HPCC's 3856.83 MB/s
 ping-pong (HW0), a per-message host overhead to its 1.699 µs latency
