@@ -19,6 +19,11 @@ Parts (docs/reproductions/reconfig.md explains every deviation):
 * **H6** node orders (Table 4 topologies): Bruck, 2/4/6-neighbor and
   recursive doubling over random orders, ftree vs Algorithm 5.
 * **H7** spanning-tree counts (6/2 on XGFT(3;4,4,3;1,2,3)).
+* **HW** Paper IV's hardware results on the packet simulator
+  (:mod:`ibcloud.reconfig_hw`): Fig. 3 (topology A, two node shutdowns,
+  FTree with the unicast cache vs SlimUpdate: Netgauge EBB, OSU alltoall),
+  Fig. 4 and Table 1 (topology B, one link failure: EBB, HPCC ping-pong and
+  rings), Fig. 5 (OSU latency).
 
 The default is reduced (fewer seeds, orders and bisections, the smaller
 Table 4 rows); ``--full`` runs the paper's sizes (10,000 orders and
@@ -42,7 +47,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from ibcloud import _native
+from ibcloud import _native, reconfig_hw
 from ibcloud.analysis import analyze
 from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
 from ibcloud.fabric import Fabric
@@ -418,6 +423,8 @@ def _checks(rep: Dict[str, Any]) -> List[Check]:
     if r:
         checks.append(reg["C14"].judge(abs(r["metabase"] - 0.94) <= 0.01, f"{r['metabase']:.3f}"))
     checks.append(reg["C6"].judge(list(rep["h7"]) == [6, 2], str(rep["h7"])))
+    if rep["hw"] is not None:
+        checks.extend(reconfig_hw.checks(rep["hw"]))
     if not rep["settings"]["quick"]:
         checks.append(_judge_c1(reg["C1"], h1))
     c11 = _judge_c11(reg["C11"], rep["h4_h5"])
@@ -548,6 +555,7 @@ def reproduce(quick: bool = False, full: bool = False, out: Optional[Path] = DEF
     rep["h4_h5"] = _h4_h5(quick, 1 if quick else repeats, log)
     rep["h6"] = _h6(quick, orders, log)
     rep["h7"] = list(tree_counts(_gen("XGFT(3;4,4,3;1,2,3)")))
+    rep["hw"] = None if quick else reconfig_hw.run(full=full, log=log)
     checks = _checks(rep)
     rep["checks"] = [c.as_dict() for c in checks]
     rep["scoreboard"] = counts(checks)
@@ -572,6 +580,8 @@ def _csvs(rep: Dict[str, Any], out: Path) -> None:
     pd.DataFrame(rep["h3"]["readings"]).to_csv(out / "h3_readings.csv", index=False)
     pd.DataFrame(rep["h4_h5"]["table3"] + rep["h4_h5"]["oversubscribed"]).to_csv(out / "h4_h5_times.csv", index=False)
     pd.DataFrame(rep["h6"]).to_csv(out / "h6_node_order.csv", index=False)
+    if rep["hw"] is not None:
+        reconfig_hw.write_csvs(rep["hw"], out)
 
 
 def _plots(rep: Dict[str, Any], out: Path) -> None:
@@ -622,6 +632,8 @@ def _plots(rep: Dict[str, Any], out: Path) -> None:
     ax.legend(fontsize=7)
     save(fig, "h4_h5_routing_time.png")
 
+    if rep.get("hw") is not None:
+        reconfig_hw.plot(rep["hw"], out)
     h6 = rep["h6"]
     if h6:
         fig = Figure(figsize=(10, 4), layout="constrained")
@@ -693,6 +705,8 @@ def _print(rep: Dict[str, Any]) -> None:
               f"ftree {r['ftree']:.3f} Alg5 {r['metabase']:.3f}  ({r['orders']} orders)")
     print(f"  paper: {PAPER['node_order']}")
     print(f"H7 spanning trees XGFT(3;4,4,3;1,2,3): {rep['h7']} (paper 6 different, 2 disjoint)")
+    if rep["hw"] is not None:
+        reconfig_hw.print_report(rep["hw"])
     print("Wall-clock comparisons with the papers (H1, Table 3, Figs. 11-12) are printed above for information;"
           " make bench-reconfig reports them as ratios.")
     render_scoreboard("reconfig", [Check(**{k: v for k, v in c.items() if k not in ("verdict", "mark")})

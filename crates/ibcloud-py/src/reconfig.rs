@@ -27,6 +27,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reconfig_fault_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(reconfig_routing_times, m)?)?;
     m.add_function(wrap_pyfunction!(reconfig_node_order, m)?)?;
+    m.add_function(wrap_pyfunction!(reconfig_slim_initial, m)?)?;
     Ok(())
 }
 
@@ -241,6 +242,17 @@ fn reconfig_fault_scenario(
         wrap(a, &now),
         wrap(b, &now),
     ))
+}
+
+/// SlimUpdate's first run (no old tables): Paper IV's own initial routing.
+#[pyfunction]
+fn reconfig_slim_initial(py: Python<'_>, fabric: &PyFabric) -> PyResult<PyForwardingTables> {
+    let f = &fabric.inner;
+    let r = detached(py, || ibcloud_reconfig::slimupdate::slim_initial(f))?;
+    Ok(PyForwardingTables {
+        inner: r.tables,
+        fabric: f.clone(),
+    })
 }
 
 /// Paper IV routing times (JSON).
