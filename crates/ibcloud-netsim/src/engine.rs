@@ -21,6 +21,7 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 
 mod external;
+mod prefetch;
 mod queue;
 pub use external::Delivery;
 use queue::{Ev, EventQueue};
@@ -646,9 +647,159 @@ impl Simulation {
             if ev.t > self.end {
                 break;
             }
+            self.prefetch_ahead();
             self.dispatch(ev, progress)?;
         }
         Ok(self.result())
+    }
+
+    /// Prefetches, in four stages, what the next events of the current
+    /// bucket will touch (see `prefetch`): far ahead the lines an event
+    /// names directly, then those their contents point to (a packet's
+    /// forwarding entry, the upstream sender whose credit queue a
+    /// transmission writes, the queues' buffers), then the output the
+    /// forwarding entry selects, and nearest that output's queue buffers.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        if self.heap.sorted_len() < prefetch::MIN_BUCKET {
+            return;
+        }
+        let v = self.v;
+        // The record the next new packet will take (the free list is a
+        // stack: recently freed, but on a large pool no longer cached).
+        if let Some(&pid) = self.free.last() {
+            prefetch::elem(&self.pkts, pid as usize);
+        }
+        let pkt_in = |e: &Ev| self.pkts.get(e.b as usize);
+        if let Some(e) = self.heap.ahead(prefetch::STAGE1) {
+            let a = e.a as usize;
+            match e.kind() {
+                ARRIVE => {
+                    prefetch::elem(&self.pkts, e.b as usize);
+                    prefetch::elem(&self.net.slots, a);
+                    prefetch::elem(&self.counters, a);
+                    prefetch::elem(&self.head_at, a * v);
+                    prefetch::elem(&self.fifo, a * v);
+                }
+                TX_DONE | CREDIT | HCA_WAKE => {
+                    prefetch::elem(&self.ports, a);
+                    prefetch::elem(&self.net.slots, a);
+                    prefetch::elem(&self.req, a * v);
+                    prefetch::elem(&self.credit_q, a * v);
+                    prefetch::elem(&self.credits, a * v);
+                }
+                SINK_DONE => {
+                    if let Some(&s) = self.net.ep_slot.get(a) {
+                        prefetch::elem(&self.fifo, s as usize * v + e.b as usize);
+                        prefetch::elem(&self.counters, s as usize);
+                    }
+                }
+                GEN => prefetch::elem(&self.flows, a),
+                _ => {}
+            }
+        }
+        if let Some(e) = self.heap.ahead(prefetch::STAGE2) {
+            let a = e.a as usize;
+            match e.kind() {
+                ARRIVE => {
+                    if let (Some(p), Some(slot)) = (pkt_in(e), self.net.slots.get(a)) {
+                        if slot.is_switch {
+                            if let Some(r) = self.net.lft_entry_ref(slot.node, p.dlid) {
+                                prefetch::line(r);
+                            }
+                        }
+                        // The sender upstream gets this packet's credits
+                        // when it leaves.
+                        let up = slot.remote as usize;
+                        prefetch::elem(&self.ports, up);
+                        prefetch::elem(&self.credit_q, up * v + p.vl as usize);
+                    }
+                    if let Some(b) = self.fifo.get(a * v).and_then(|q| q.back()) {
+                        prefetch::line(b);
+                    }
+                }
+                TX_DONE | CREDIT | HCA_WAKE => {
+                    if let Some(p) = self.ports.get(a) {
+                        if p.cur_fifo != NONE {
+                            prefetch::elem(&self.fifo, p.cur_fifo as usize);
+                            prefetch::elem(&self.head_at, p.cur_fifo as usize);
+                        }
+                    }
+                    if let Some(f) = self.req.get(a * v).and_then(|q| q.front()) {
+                        prefetch::line(f);
+                    }
+                    if let Some(c) = self.credit_q.get(a * v).and_then(|q| q.front()) {
+                        prefetch::line(c);
+                    }
+                }
+                SINK_DONE => {
+                    if let Some(&s) = self.net.ep_slot.get(a) {
+                        let q = self.fifo.get(s as usize * v + e.b as usize);
+                        if let Some(&pid) = q.and_then(|q| q.front()) {
+                            prefetch::elem(&self.pkts, pid as usize);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = self.heap.ahead(prefetch::STAGE3) {
+            let a = e.a as usize;
+            match e.kind() {
+                ARRIVE => {
+                    if let (Some(p), Some(slot)) = (pkt_in(e), self.net.slots.get(a)) {
+                        if slot.is_switch {
+                            let out = self.net.route(slot.node, p.dlid);
+                            if out != NONE {
+                                let o = out as usize;
+                                prefetch::elem(&self.ports, o);
+                                prefetch::elem(&self.net.slots, o);
+                                prefetch::elem(&self.req, o * v);
+                                prefetch::elem(&self.credit_q, o * v);
+                                prefetch::elem(&self.credits, o * v);
+                                prefetch::elem(&self.queued_units, o * v);
+                                prefetch::elem(&self.counters, o);
+                            }
+                        }
+                        let up = slot.remote as usize * v + p.vl as usize;
+                        if let Some(c) = self.credit_q.get(up).and_then(|q| q.back()) {
+                            prefetch::line(c);
+                        }
+                    }
+                }
+                TX_DONE | CREDIT => {
+                    // The next request's input FIFO and its sender.
+                    if let Some(&fid) = self.req.get(a * v).and_then(|q| q.front()) {
+                        let f = fid as usize;
+                        prefetch::elem(&self.fifo, f);
+                        prefetch::elem(&self.head_at, f);
+                        if let Some(slot) = self.net.slots.get(f / v) {
+                            prefetch::elem(&self.ports, slot.remote as usize);
+                            prefetch::elem(&self.credit_q, slot.remote as usize * v + f % v);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = self.heap.ahead(prefetch::STAGE4) {
+            if e.kind() == ARRIVE {
+                if let (Some(p), Some(slot)) = (pkt_in(e), self.net.slots.get(e.a as usize)) {
+                    if slot.is_switch {
+                        let out = self.net.route(slot.node, p.dlid);
+                        if out != NONE {
+                            let o = out as usize * v;
+                            if let Some(r) = self.req.get(o).and_then(|q| q.back()) {
+                                prefetch::line(r);
+                            }
+                            if let Some(c) = self.credit_q.get(o).and_then(|q| q.front()) {
+                                prefetch::line(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Applies the controller's start actions and schedules the first

@@ -184,6 +184,18 @@ impl Net {
         }
     }
 
+    /// Where `switch`'s forwarding entry for `lid` is stored, for the
+    /// engine's prefetch (None past the table).
+    #[inline]
+    pub(crate) fn lft_entry_ref(&self, switch: u32, lid: u16) -> Option<&u8> {
+        let row = *self.lft_row.get(switch as usize)?;
+        if (lid as usize) < self.lft_stride {
+            self.lft.get(row + lid as usize)
+        } else {
+            None
+        }
+    }
+
     /// Sets `switch`'s entry for `lid` (a run-time LFT change), widening
     /// every row if `lid` lies past the current stride.
     pub(crate) fn set_lft(&mut self, switch: u32, lid: u16, port: u8) {

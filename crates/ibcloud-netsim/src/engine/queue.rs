@@ -158,6 +158,20 @@ impl EventQueue {
         }
     }
 
+    /// The event `d` places after the next one among those of the current
+    /// bucket sorted on entry (events scheduled into the bucket since are
+    /// not counted): a look ahead for prefetching, not an order guarantee.
+    #[inline]
+    pub(super) fn sorted_len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    #[inline]
+    pub(super) fn ahead(&self, d: usize) -> Option<&Ev> {
+        let n = self.sorted.len();
+        (d < n).then(|| &self.sorted[n - 1 - d])
+    }
+
     /// The earliest event, moving the wheel on to it if need be.
     #[inline]
     pub(super) fn peek_mut(&mut self) -> Option<&Ev> {
