@@ -168,3 +168,16 @@ def test_pattern_backlog_limit_is_a_traffic_option() -> None:
     few = simulate(t, spec + ",max-backlog=2", "200us")
     many = simulate(t, spec + ",max-backlog=100000", "200us")
     assert few.flows["refused_msgs"].sum() > 0 and many.flows["refused_msgs"].sum() == 0
+
+
+def test_per_node_throughput_metrics_agree_on_uniform_traffic() -> None:
+    """The two readings of "throughput per end node": payload delivered per node, and what each
+    non-hot-spot node receives (PortRcvData, headers included: (2048 + 34) / 2048 more)."""
+    from ibcloud.dftree.reproduction import per_node_gbps
+
+    t = ibcloud.route(Fabric.generate("4-ary-2-full"), "ftree").tables
+    r = simulate(t, "uniform:load=0.3,size=2048", "1ms")
+    delivered = per_node_gbps(r, 0.2, 1.0, [0], "all")
+    received = per_node_gbps(r, 0.2, 1.0, [0], "victims")
+    assert 9.0 < delivered < 9.6 and received == pytest.approx(delivered * 2082 / 2048, rel=0.03)
+    assert per_node_gbps(r, 0.0, 1.0, [], "victims") > 9.0  # from time 0: counters start at zero

@@ -374,8 +374,8 @@ class Reading648:
     packets then go to the hot-spot). ``scope``: ``group`` — node group g
     (216 or 72 nodes) sends to its own hot-spot (S003's text); ``global`` —
     every node to any hot-spot. ``backlog``: messages a source may hold over
-    both VLs before it refuses new ones. ``base_vls``: VLs of the run
-    without dFtree. ``sink``: HCA receive limit (None: link rate).
+    both VLs before it refuses new ones. ``base_vls``, ``base_route``: VLs and
+    routing engine of the run without dFtree (S003: OFED's fat-tree routing). ``sink``: HCA receive limit (None: link rate).
     ``window`` (ms) and ``metric`` (``all`` — delivered payload per node
     over all 648; ``victims`` — received payload per non-hot-spot node) are
     views of the same runs.
@@ -396,11 +396,13 @@ class Reading648:
     sink: Optional[float] = 25.87
     window: tuple = (1.0, 3.0)
     metric: str = "all"
+    base_route: str = "ftree"
 
     @property
     def sim(self) -> tuple:
         """What the simulation depends on (readings that differ only in window or metric share runs)."""
-        return (self.source, self.scope, self.backlog, self.load, self.mtu, self.vls, self.base_vls, self.sink)
+        return (self.source, self.scope, self.backlog, self.load, self.mtu, self.vls, self.base_vls, self.sink,
+                self.base_route)
 
     def label(self) -> str:
         """Short description.
@@ -411,7 +413,7 @@ class Reading648:
         return (f"{self.source}/{self.scope}, backlog {self.backlog}, "
                 f"load {self.load:g}, MTU {self.mtu}, {self.vls} VLs (without: {self.base_vls}), sink "
                 f"{'link' if self.sink is None else f'{self.sink:g}'}, {self.window[0]:g}-{self.window[1]:g} ms, "
-                f"{self.metric}")
+                f"{self.metric}" + ("" if self.base_route == "ftree" else f", without dFtree routed by {self.base_route}"))
 
 
 #: Each reading beside the judged one changes one thing (label, reading).
@@ -427,6 +429,7 @@ READINGS648 = [
     ("MTU 4096", Reading648(mtu=4096)),
     ("without dFtree on 1 VL (whole buffer)", Reading648(base_vls=1)),
     ("HCA sink at link rate", Reading648(sink=None)),
+    ("without dFtree routed by minhop instead of ftree", Reading648(base_route="minhop")),
     ("window 0-3 ms (with the build-up)", Reading648(window=(0.0, 3.0))),
     ("throughput received per non-hot-spot node", Reading648(metric="victims")),
 ]
@@ -508,7 +511,9 @@ def _sim648(readings: List[Reading648], hotspots, end: str, interval: str, hold:
     and returns one row per reading and hot-spot count."""
     from ibcloud import Fabric, route
 
-    tables = route(Fabric.generate("ft648"), "ftree").tables
+    fabric = Fabric.generate("ft648")
+    engines = {"ftree"} | {rd.base_route for rd in readings}
+    tables = {e: route(fabric, e).tables for e in sorted(engines)}
     sims = list(dict.fromkeys(rd.sim for rd in readings))
     first = {rd.sim: rd for rd in reversed(readings)}
     runs, meta = [], []
@@ -524,9 +529,14 @@ def _sim648(readings: List[Reading648], hotspots, end: str, interval: str, hold:
             for mode in modes:
                 dft, ev = table[mode]
                 cfg = {"vls": rd.base_vls if mode == "without" else rd.vls, "mtu": rd.mtu, "sink_gbps": rd.sink}
-                runs.append((cfg, spec, end, dft, ev))
+                runs.append((rd.base_route if mode == "without" else "ftree", (cfg, spec, end, dft, ev)))
                 meta.append((key, k, mode))
-    res = dict(zip(meta, _many(tables, runs)))
+    out = {}
+    for e in tables:  # one batch per routing engine, in run order
+        idx = [i for i, (eng, _) in enumerate(runs) if eng == e]
+        if idx:
+            out.update(zip(idx, _many(tables[e], [runs[i][1] for i in idx])))
+    res = {meta[i]: out[i] for i in range(len(runs))}
     rows = []
     for rd in readings:
         for k in hotspots:
