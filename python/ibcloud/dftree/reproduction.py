@@ -374,8 +374,9 @@ class Reading648:
     packets then go to the hot-spot). ``scope``: ``group`` — node group g
     (216 or 72 nodes) sends to its own hot-spot (S003's text); ``global`` —
     every node to any hot-spot. ``backlog``: messages a source may hold over
-    both VLs before it refuses new ones. ``base_vls``, ``base_route``: VLs and
-    routing engine of the run without dFtree (S003: OFED's fat-tree routing). ``sink``: HCA receive limit (None: link rate).
+    both VLs before it refuses new ones. ``base_vls``, ``base_route``: VLs
+    and routing engine of the run without dFtree (S003: OFED's fat-tree
+    routing). ``sink``: HCA receive limit (None: link rate).
     ``window`` (ms) and ``metric`` (``all`` — delivered payload per node
     over all 648; ``victims`` — received payload per non-hot-spot node) are
     views of the same runs.
@@ -413,7 +414,8 @@ class Reading648:
         return (f"{self.source}/{self.scope}, backlog {self.backlog}, "
                 f"load {self.load:g}, MTU {self.mtu}, {self.vls} VLs (without: {self.base_vls}), sink "
                 f"{'link' if self.sink is None else f'{self.sink:g}'}, {self.window[0]:g}-{self.window[1]:g} ms, "
-                f"{self.metric}" + ("" if self.base_route == "ftree" else f", without dFtree routed by {self.base_route}"))
+                f"{self.metric}"
+                + ("" if self.base_route == "ftree" else f", without dFtree routed by {self.base_route}"))
 
 
 #: Each reading beside the judged one changes one thing (label, reading).
@@ -482,7 +484,7 @@ def _spec648(k: int, rd: Reading648, hot: List[int], L: float, m: int) -> str:
 
 def per_node_gbps(r: SimResult, lo_ms: float, hi_ms: float, hot: List[int], metric: str) -> float:
     """Mean throughput per node over (lo, hi] ms: ``all`` — payload delivered
-    by every flow, over all endpoints; ``victims`` — payload received by each
+    by every flow, over all endpoints; ``victims`` — data received by each
     endpoint that is not a hot-spot (its HCA port's PortRcvData: packet
     bytes, headers included), averaged over them."""
     n = len(r.endpoints)
@@ -697,7 +699,8 @@ def reproduce(out: Optional[Path] = DEFAULT_OUT, plots: bool = True, full: bool 
     rep.settings = {"time_scale": "1 s of S003 = 1 ms simulated", "interval": interval, "host_delay": host_delay,
                     "onset_ms": onset, "end_ms": end, "testbed": _bed_settings(testbed_sink), "dftree": dftree_config(
                         interval=interval, host_delay=host_delay),
-                    "sim_reading": Reading648(sink=sim_sink).label(), "sim_interval": sim_interval, "sim_sink_gbps": sim_sink,
+                    "sim_reading": Reading648(sink=sim_sink).label(), "sim_interval": sim_interval,
+                    "sim_sink_gbps": sim_sink,
                     "sim_clear_sweeps": sim_hold, "testbed_sink_gbps": testbed_sink}
     rep.testbed, rep.series, rep.parking_lot = _testbed(interval, onset, end, host_delay, testbed_sink)
     if rings:
