@@ -251,7 +251,7 @@ def _rings(interval: str, seeds: int, end: float, sink: Optional[float] = None) 
 PROBE_FROM_MS, PROBE_SLOT_US, PROBE_SAMPLES = 5.0, 100.0, 40
 
 
-def probe_latencies(r: SimResult, first_flow: int, pairs: List[tuple]) -> Dict[tuple, List[float]]:
+def _probe_latencies(r: SimResult, first_flow: int, pairs: List[tuple]) -> Dict[tuple, List[float]]:
     """One-way latency (µs) of every probe message of the probe flows
     ``first_flow``… (one flow per pair, in order), in posting order, from
     the per-interval completions and mean latencies of the flow series (a
@@ -315,7 +315,7 @@ def _hpcc_latency(interval: str, sink: Optional[float], hpcc_fast: bool = False,
             slow = spec.replace(",size=64k", ",size=64k,sl=1", len(contribs))
             runs[1] = (cfg, slow, f"{end:g}ms", None, None)
         for with_d, r in zip((False, True), _many(tables, runs)):
-            lat = {p: v[:PROBE_SAMPLES] for p, v in probe_latencies(r, len(contribs), pairs).items()}
+            lat = {p: v[:PROBE_SAMPLES] for p, v in _probe_latencies(r, len(contribs), pairs).items()}
             mn, avg, mx = hpcc.pingpong(lat, 0.0)
             out.append({"testbed": bed, "dftree": with_d, "samples": min(len(v) for v in lat.values()),
                         "net": {"min": mn, "avg": avg, "max": mx, "nat": hpcc.ring(list(range(n)), lat, 0.0),
@@ -329,7 +329,14 @@ def hpcc_latency(interval: str, sink: Optional[float], hpcc_fast: bool = False, 
     end-host latency ``o`` fitted so that 3b's min ping-pong without dFtree
     is S003's 1.997 µs (the pair the hot-spot does not touch; a calibration),
     and every metric with that ``o``. ``settings`` override simulator
-    settings (e.g. ``buffer_bytes``, for the page's evidence)."""
+    settings (e.g. ``buffer_bytes``, for the page's evidence).
+
+    >>> h = hpcc_latency("2ms", None)
+    >>> round(h["o_us"], 3), round(h["table"][("3b", False)]["min"], 3)
+    (1.836, 1.997)
+    >>> h["table"][("3a", True)]["avg"] < h["table"][("3a", False)]["avg"] / 2
+    True
+    """
     rows = _hpcc_latency(interval, sink, hpcc_fast, **settings)
     net = next(r for r in rows if r["testbed"] == "3b" and not r["dftree"])["net"]["min"]
     o = PAPER["latency"]["3b"]["min"][0] - net
@@ -341,7 +348,12 @@ def hpcc_latency(interval: str, sink: Optional[float], hpcc_fast: bool = False, 
 
 
 def hpcc_with_host(rows: List[Dict[str, Any]], o: float) -> Dict[tuple, Dict[str, float]]:
-    """HPCC latencies (µs) with end-host latency ``o`` per message, per (testbed, dFtree)."""
+    """HPCC latencies (µs) with end-host latency ``o`` per message, per (testbed, dFtree).
+
+    >>> lat = {(a, b): [0.5] for a in range(6) for b in range(6) if a != b}
+    >>> hpcc_with_host([{"testbed": "3a", "dftree": False, "lat": lat}], o=1.5)[("3a", False)]["max"]
+    2.0
+    """
     from ibcloud.dftree import hpcc
 
     res = {}
@@ -401,7 +413,11 @@ class Reading648:
 
     @property
     def sim(self) -> tuple:
-        """What the simulation depends on (readings that differ only in window or metric share runs)."""
+        """What the simulation depends on (readings that differ only in window or metric share runs).
+
+        >>> Reading648(window=(0.0, 3.0)).sim == Reading648().sim != Reading648(load=0.2).sim
+        True
+        """
         return (self.source, self.scope, self.backlog, self.load, self.mtu, self.vls, self.base_vls, self.sink,
                 self.base_route)
 
@@ -486,7 +502,14 @@ def per_node_gbps(r: SimResult, lo_ms: float, hi_ms: float, hot: List[int], metr
     """Mean throughput per node over (lo, hi] ms: ``all`` — payload delivered
     by every flow, over all endpoints; ``victims`` — data received by each
     endpoint that is not a hot-spot (its HCA port's PortRcvData: packet
-    bytes, headers included), averaged over them."""
+    bytes, headers included), averaged over them.
+
+    >>> from ibcloud import Fabric, route
+    >>> from ibcloud.sim import simulate
+    >>> r = simulate(route(Fabric.generate("4-ary-2-full"), "ftree").tables, "uniform:load=0.3,size=2048", "500us")
+    >>> round(per_node_gbps(r, 0.2, 0.5, [], "all")), round(per_node_gbps(r, 0.2, 0.5, [0], "victims"))
+    (9, 10)
+    """
     n = len(r.endpoints)
     if metric == "all":
         fs = r.flow_series[(r.flow_series["time_us"] > lo_ms * 1000) & (r.flow_series["time_us"] <= hi_ms * 1000)]
