@@ -35,7 +35,7 @@ SLOW = {
                                   "ibcloud.reconfig_reproduction",
     "ibcloud reproduce pftree": "minutes; tests/unit/test_partitions.py runs it small",
     "ibcloud reproduce vswitch": "minutes (the Fig. 8 campaign); tests/unit/test_vswitch.py runs it small",
-    "ibcloud reproduce dftree": "13-45 s of simulation; tests/unit/test_dftree.py runs it small",
+    "ibcloud reproduce dftree": "about a minute of simulation; tests/unit/test_dftree.py runs it small",
     "ibcloud reproduce sa-cache": "floods OpenSM on ibsim; tests/unit/test_sa.py and test_hardening run it "
                                   "with --no-flood",
     "ibcloud reproduce thrashing": "minutes of host simulation; tests/unit/test_host.py",

@@ -100,3 +100,84 @@ def test_a_receive_limit_fitted_to_the_parking_lot_predicts_exp_iii() -> None:
     by = {c.id: c for c in rep.checks}
     assert by["P1"].verdict == "calibration" and by["P1"].passed
     assert by["T1c"].verdict == "reproduced" and by["T1d"].verdict == "shape only"
+
+
+def test_hpcc_loops_replay_the_benchmark_on_latency_samples() -> None:
+    """HPCC's ping-pong and ring statistics (docs/reproductions/dftree.md, R2)."""
+    from ibcloud.dftree import hpcc
+
+    lat = {(a, b): [1.0] * 80 for a in range(3) for b in range(3) if a != b}
+    lat[(0, 2)] = [1.0] * 79 + [50.0]  # one slow message: in the pair's last measurement only
+    mn, avg, mx = hpcc.pingpong(lat, o=0.5)
+    assert mn == mx == avg == 1.5  # HPCC keeps the best of 5 measurements per pair
+    lat[(0, 2)] = [9.0] * 80  # a slow direction: its pairs average (9 + 1) / 2 + o
+    mn, avg, mx = hpcc.pingpong(lat, o=0.5)
+    assert (mn, mx) == (1.5, 5.5) and avg == pytest.approx((4 * 1.5 + 2 * 5.5) / 6)
+    # Rings: one slow directed link holds up every process (the maximum over processes).
+    fast = {p: [1.0] for p in lat}
+    assert hpcc.ring([0, 1, 2], fast, o=0.0) == 0.5
+    slow = {**fast, (0, 1): [5.0]}
+    assert hpcc.ring([0, 1, 2], slow, o=0.0) > 1.5
+    assert hpcc.random_rings(3, fast, o=1.0) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="no latency samples"):
+        hpcc.ring([0, 1], {(0, 1): [], (1, 0): [1.0]}, o=0.0)
+
+
+def test_probe_schedule_gives_each_host_one_probe_per_slot() -> None:
+    from ibcloud.dftree.reproduction import probe_schedule
+
+    s = probe_schedule(6)
+    assert len(s) == 30 and len({(a, b) for a, b, _ in s}) == 30
+    for j in range(5):
+        slot = [(a, b) for a, b, k in s if k == j]
+        assert sorted(a for a, _ in slot) == list(range(6)) and sorted(b for _, b in slot) == list(range(6))
+
+
+def test_hpcc_latency_rows_on_the_testbed() -> None:
+    """The probes see the hot-spot: without dFtree a message from a contributor waits behind its
+    hot-spot packets; with dFtree only messages to the hot-spot itself do (slow lane)."""
+    from ibcloud.dftree.reproduction import PAPER, hpcc_latency
+
+    h = hpcc_latency("2ms", None)
+    lat = h["table"]
+    assert lat[("3b", False)]["min"] == pytest.approx(PAPER["latency"]["3b"]["min"][0])  # the calibration
+    assert 1.0 < h["o_us"] < 2.0
+    pm = h["pair_mean_us"]
+    assert pm[("3a", False)]["H1->H2"] > 20 and pm[("3a", True)]["H1->H2"] < 2
+    assert pm[("3a", True)]["H1->H5"] > 50  # to the hot-spot: behind the slow lane's queue
+    for b in ("3a", "3b"):
+        assert lat[(b, True)]["avg"] < lat[(b, False)]["avg"] / 2
+
+
+def test_648_node_traffic_readings() -> None:
+    from ibcloud.dftree.reproduction import READINGS648, Reading648, hotspots648, spec648
+
+    assert hotspots648(9)[-1] == 576 and hotspots648(1) == [0]
+    s = spec648(3, Reading648())
+    # group hot-spots: node group 217-432 (#216-#431) sends 5 % of its messages to node 217 (#216)
+    part = next(p for p in s.split(";") if "hot=#216" in p)
+    assert "fraction=0.05" in part and "sources=#216|#217|" in part and part.count("#") == 217
+    assert s.startswith("uniform:load=0.5000,size=2048,sources=#0|#216|#432")  # the hot-spots send uniformly
+    assert "hot=#0|#216|#432" in spec648(3, Reading648(scope="global"))
+    assert len({rd.label() for _, rd in READINGS648}) == len(READINGS648)
+
+
+def test_pattern_backlog_limit_is_a_traffic_option() -> None:
+    t = ibcloud.route(Fabric.generate("4-ary-2-full"), "ftree").tables
+    spec = "hotspot:hot=#0,fraction=1,load=0.9,size=4096"
+    few = simulate(t, spec + ",max-backlog=2", "200us")
+    many = simulate(t, spec + ",max-backlog=100000", "200us")
+    assert few.flows["refused_msgs"].sum() > 0 and many.flows["refused_msgs"].sum() == 0
+
+
+def test_per_node_throughput_metrics_agree_on_uniform_traffic() -> None:
+    """The two readings of "throughput per end node": payload delivered per node, and what each
+    non-hot-spot node receives (PortRcvData, headers included: (2048 + 34) / 2048 more)."""
+    from ibcloud.dftree.reproduction import per_node_gbps
+
+    t = ibcloud.route(Fabric.generate("4-ary-2-full"), "ftree").tables
+    r = simulate(t, "uniform:load=0.3,size=2048", "1ms")
+    delivered = per_node_gbps(r, 0.2, 1.0, [0], "all")
+    received = per_node_gbps(r, 0.2, 1.0, [0], "victims")
+    assert 9.0 < delivered < 9.6 and received == pytest.approx(delivered * 2082 / 2048, rel=0.03)
+    assert per_node_gbps(r, 0.0, 1.0, [], "victims") > 9.0  # from time 0: counters start at zero

@@ -103,6 +103,9 @@ pub struct PatternSpec {
     /// Sources (default: every endpoint; the hot-spots themselves are left
     /// out of `hotspot`).
     pub sources: Vec<String>,
+    /// Messages that may wait at each source, over all its VLs; further
+    /// offered messages are refused and counted (default 64).
+    pub max_backlog: Option<u32>,
 }
 
 /// One message of a trace.
@@ -621,7 +624,7 @@ pub(crate) fn resolve(
                 },
                 start,
                 stop,
-                max_backlog: 64,
+                max_backlog: p.max_backlog.unwrap_or(64).max(1),
                 random_phase: true,
             });
             Ok(())
@@ -889,6 +892,8 @@ mod tests {
         assert!(TrafficSpec::parse_compact("uniform:load=abc").is_err());
         let t = TrafficSpec::parse_compact("uniform:hot=H1|H2,fraction=0.05").unwrap();
         assert_eq!(t.patterns[0].hot, vec!["H1", "H2"]);
+        let t = TrafficSpec::parse_compact("uniform:load=0.5,max-backlog=1000").unwrap();
+        assert_eq!(t.patterns[0].max_backlog, Some(1000));
     }
 
     #[test]
