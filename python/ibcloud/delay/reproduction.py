@@ -177,6 +177,10 @@ def _full_data(bins) -> Dict[str, Any]:
     }
 
 
+#: The lowest utilisation threshold (percent) the exact matches of R6/R6b search.
+LOWEST_THETA = 1.0
+
+
 def _bisect_equal_delay(trace: Trace, t1, heads: Dict[str, Any], fit: str, unit: str) -> None:
     """Adds to ``heads["equal_delay"]["bisected"]`` the utilisation θ whose
     average delay equals the delay packing's exactly (bisection between the
@@ -190,10 +194,14 @@ def _bisect_equal_delay(trace: Trace, t1, heads: Dict[str, Any], fit: str, unit:
         target = eq["delay"][column]
         below = [th for th in t1.index if t1.loc[th, column] < target]
         above = [th for th in t1.index if t1.loc[th, column] >= target]
-        if not below or not above:
+        if not above:
             continue
-        m = equal_delay_threshold(trace, target, low=float(max(below)), high=float(min(above)), steps=8, fit=fit,
+        # Below Table I's lowest θ (a public trace can need it): search from θ = 1 %.
+        low = float(max(below)) if below else LOWEST_THETA
+        m = equal_delay_threshold(trace, target, low=low, high=float(min(above)), steps=8, fit=fit,
                                   unit=unit, column=column)
+        if not below and m["bracket"][0] == low:
+            continue  # even θ = 1 % may not reach the target: no bracket found
         d = eq["delay"]
         m["max_delay_ratio"] = m["max_delay"] / d["max_delay"] if d["max_delay"] > 0 else None
         m["avg_delay_ratio"] = m["avg_delay"] / d["avg_delay"] if d["avg_delay"] > 0 else None
