@@ -389,6 +389,8 @@ def _assemble(rows: _Rows, source: str, bad_vms: str, seconds: bool, grid: str =
                 a[inside] for a in (vm, time, cpu, vcpus, mem, file, line, bad, code, t_ok))
             notes.append(f"kept days {start_day}–{start_day + days if days is not None else 'end'} of the trace "
                          f"(from its earliest timestamp)")
+        if (start_day or days is not None) and "(days " not in source:
+            source = f"{source} (days {start_day}–{start_day + days if days is not None else 'end'})"
     for i in _first_per_vm(code, np.flatnonzero(bad >= 0)):
         flag(int(code[i]), int(file[i]), int(line[i]), rows.message(int(bad[i]), int(file[i]), int(line[i])))
     has_sample = np.zeros(n_vms, dtype=bool)
@@ -520,9 +522,9 @@ def _keep(rows: _Rows, source: str, bad_vms: str, ids, problems, notes: List[str
 
 def _assemble_hold(rows: _Rows, source: str, bad_vms: str, code, ids, time, cpu, vcpus_of, file, line, good,
                    problems, flag, notes: List[str], t0: float, step: float, stop: float) -> Trace:
-    """``grid="hold"``: every slot of the window must be at least half
+    """``grid="hold"``: every slot of the window must be more than half
     covered by the VM's held samples; its value is their time-weighted
-    average (see :func:`_hold_grid`)."""
+    average (see :func:`_hold_grid`). Memory is not carried on this grid."""
     n_vms = ids.size
     order = good[np.lexsort((line[good], file[good], time[good], code[good]))]
     end = time[order].max() + step if stop == np.inf else stop
@@ -546,7 +548,7 @@ def _assemble_hold(rows: _Rows, source: str, bad_vms: str, code, ids, time, cpu,
         if before < a:
             i = order[a]
             flag(v, int(file[i]), int(line[i]), f"VM {ids[v]}: starts at {_when(ot[a])}; the slot from "
-                                                f"{_when(when)} (the {step:g} s grid of the window) is less than "
+                                                f"{_when(when)} (the {step:g} s grid of the window) is at most "
                                                 "half covered")
         else:
             i = order[before]
@@ -782,7 +784,7 @@ def read_windows(path: PathLike, layout: Optional[str] = None, days: Optional[in
     n = int((span + 1.0 / 288) // days)
     if n < 1:
         raise TraceError(f"{path}: the trace spans {span:.2f} days, less than one window of {days}")
-    return [_assemble(rows, f"{path} (days {k * days}–{(k + 1) * days})", bad_vms, seconds=True, grid=grid,
+    return [_assemble(rows, str(path), bad_vms, seconds=True, grid=grid,
                       start_day=k * days, days=days) for k in range(n)]
 
 
