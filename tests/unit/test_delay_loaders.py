@@ -383,3 +383,13 @@ def test_windows_of_whole_days(tmp_path):
 
     with pytest.raises(DelayParameterError, match="grid = 'nearest'"):
         read_trace(SAMPLE, "bitbrains", grid="nearest")
+
+
+def test_hold_grid_late_start_is_named_at_the_first_sample(tmp_path):
+    folder = tmp_path / "bb"
+    folder.mkdir()
+    write(folder / "1.csv", [BITBRAINS_HEADER] + [bb_row(1372629804 + 300 * i, 1, 10) for i in range(12)])
+    write(folder / "2.csv", [BITBRAINS_HEADER] + [bb_row(1372629804 + 300 * i, 1, 10) for i in range(3, 12)])
+    with pytest.raises(TraceError, match=r"2\.csv:2: VM 2: starts at 2013-06-30 22:18:24 UTC \(1372630704 s\); the "
+                                         r"slot from 2013-06-30 22:08:24 UTC .* is at most half covered"):
+        read_bitbrains(folder, grid="hold")
