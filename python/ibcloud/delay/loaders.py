@@ -378,19 +378,20 @@ def _assemble(rows: _Rows, source: str, bad_vms: str, seconds: bool, grid: str =
             raise TraceError(f"{source}: the window starts on day {start_day}, after the trace's last sample "
                              f"(day {(time[t_ok].max() - time[t_ok].min()) / day:.2f})")
         if np.any(t_ok) and stop < np.inf and stop > time[t_ok].max() + step:
-            raise TraceError(f"{source}: the window of days {start_day}–{start_day + days} ends after the trace's "
+            raise TraceError(f"{source}: the window of days {start_day}–{start_day + days - 1} ends after the trace's "
                              f"last sample (day {(time[t_ok].max() - time[t_ok].min()) / day:.2f})")
         # Rows without a usable time stay (their problem is reported); a hold
         # grid also needs the last sample before the window.
+        # Inclusive day numbers, as people count them: --window 2:13 is days 2–14.
+        span = (f"days {start_day}–{start_day + days - 1}" if days is not None else f"days {start_day}–end")
         margin = HOLD_STEPS * step if hold else 0.0
         inside = ~np.isfinite(time) | ((time >= begin - margin) & (time < stop))
         if not np.all(inside):
             vm, time, cpu, vcpus, mem, file, line, bad, code, t_ok = (
                 a[inside] for a in (vm, time, cpu, vcpus, mem, file, line, bad, code, t_ok))
-            notes.append(f"kept days {start_day}–{start_day + days if days is not None else 'end'} of the trace "
-                         f"(from its earliest timestamp)")
+            notes.append(f"kept {span} of the trace (whole days from the start of its grid)")
         if (start_day or days is not None) and "(days " not in source:
-            source = f"{source} (days {start_day}–{start_day + days if days is not None else 'end'})"
+            source = f"{source} ({span})"
     for i in _first_per_vm(code, np.flatnonzero(bad >= 0)):
         flag(int(code[i]), int(file[i]), int(line[i]), rows.message(int(bad[i]), int(file[i]), int(line[i])))
     has_sample = np.zeros(n_vms, dtype=bool)
