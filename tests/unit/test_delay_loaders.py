@@ -274,7 +274,7 @@ def test_committed_rnd_sample_reads_with_its_real_flaws():
     strict = read_trace(SAMPLE, "bitbrains", bad_vms="drop", grid="hold")
     assert strict.interval_minutes == 5.0 and strict.whole_days == 3
     dropped = dict(strict.cleaning.dropped)
-    # VM 11 really has a 25-minute hole on 2013-07-03; VM 193 really reports 102.6 % usage.
+    # VM 11 really misses a sample (a 600 s step) on 2013-07-03; VM 193 really reports 102.6 % usage.
     assert set(dropped) == {"11", "193"}
     assert "11.csv.gz:181: VM 11: gap: the slot from 2013-07-03 12:58:47 UTC" in dropped["11"]
     assert "193.csv.gz:2: VM 193: CPU usage 102.633 % is above 100 %" in dropped["193"]
