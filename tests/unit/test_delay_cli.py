@@ -168,3 +168,28 @@ def test_reproduction_is_deterministic():
         d.pop("campaign_seconds")
         d.pop("seconds")
     assert a == b
+
+
+def test_reproduce_on_the_committed_public_sample(tmp_path, capsys):
+    sample = ROOT / "bitbrains-rnd-sample"
+    status = main(["reproduce", "delay", "--trace", str(sample), "--layout", "bitbrains", "--grid", "hold",
+                   "--drop-bad-vms", "--clip-over-100", "--window", "1:2", "--no-plots", "--out", str(tmp_path),
+                   "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["trace"]["vms"] == 16 and report["trace"]["days"] == 2.0
+    assert any("clipped to 100 %" in n for n in report["trace"]["cleaning"]["notes"])
+    judged = [c for c in report["checks"] if c["verdict"] not in ("not run", "not attempted")]
+    assert {c["kind"] for c in judged} <= {"qualitative", "construction"}
+    assert status == (0 if all(c["passed"] for c in judged if c["kind"] == "qualitative") else 1)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--window", "0:13"], "--window and --grid apply to --trace"),
+    (["--trace", "x", "--window", "3"], "is not START:DAYS"),
+    (["--trace", str(ROOT / "plain.csv"), "--clip-over-100"], "clip_over_100 is for the Bitbrains layout"),
+    (["--trace", str(ROOT / "bitbrains"), "--grid", "hold", "--window", "5:2"], "the window starts on day 5"),
+])
+def test_reproduce_delay_public_trace_options_bad_input_exits_2(argv, message, tmp_path, capsys):
+    assert main(["reproduce", "delay", *argv, "--no-plots", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

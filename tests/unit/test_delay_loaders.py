@@ -249,3 +249,147 @@ def test_trace_constructor_refuses_bad_arrays():
         Trace([[0.5]], vcpus=[1, 2])
     with pytest.raises(TraceError, match="appears twice"):
         Trace([[0.5], [0.5]], vcpus=[1, 1], vm_ids=["a", "a"])
+
+
+# -- the published Bitbrains files: month folders, jitter, the hold grid ------
+
+SAMPLE = ROOT / "bitbrains-rnd-sample"
+
+
+def bb_row(stamp, cores, pct) -> str:
+    return ";\t".join(str(v) for v in (stamp, cores, 2600 * cores, 26 * cores * pct, pct, 0, 0, 0, 0, 0, 0))
+
+
+def raw_sample(name: str):
+    """(timestamps, cores, usage %) of a committed sample file, read plainly."""
+    import gzip
+
+    with gzip.open(SAMPLE / "2013-7" / f"{name}.csv.gz", "rt") as f:
+        rows = [line.split(";") for line in f.read().splitlines()[1:]]
+    return (np.array([float(r[0]) for r in rows]), np.array([float(r[1]) for r in rows]),
+            np.array([float(r[4]) for r in rows]))
+
+
+def test_committed_rnd_sample_reads_with_its_real_flaws():
+    strict = read_trace(SAMPLE, "bitbrains", bad_vms="drop", grid="hold")
+    assert strict.interval_minutes == 5.0 and strict.whole_days == 3
+    dropped = dict(strict.cleaning.dropped)
+    # VM 11 really misses a sample (a 600 s step) on 2013-07-03; VM 193 really reports 102.6 % usage.
+    assert set(dropped) == {"11", "193"}
+    assert "11.csv.gz:181: VM 11: gap: the slot from 2013-07-03 12:58:47 UTC" in dropped["11"]
+    assert "193.csv.gz:2: VM 193: CPU usage 102.633 % is above 100 %" in dropped["193"]
+    clipped = read_trace(SAMPLE, "bitbrains", bad_vms="drop", grid="hold", clip_over_100=True)
+    assert "193" in clipped.vm_ids and "11" not in clipped.vm_ids
+    assert "clipped to 100 % in 46 samples" in clipped.cleaning.text()
+    assert np.all(clipped.cpu <= clipped.vcpus[:, None] + 1e-9)
+    # Snapping the jittered stamps makes duplicates that are not in the data.
+    with pytest.raises(TraceError, match=r"\.csv\.gz:\d+: VM \d+: "):
+        read_trace(SAMPLE, "bitbrains")
+
+
+def test_hold_grid_keeps_each_vms_demand_of_the_sample():
+    trace = read_trace(SAMPLE, "bitbrains", bad_vms="drop", grid="hold")
+    t0 = float(trace.cleaning.notes[-1].split("(")[-1].split(" s)")[0])
+    for k, vm in enumerate(trace.vm_ids):
+        stamps, cores, pct = raw_sample(vm)
+        # The raw series as a step function: each sample holds until the next one.
+        demand = cores * pct / 100
+        end = t0 + trace.n_samples * 300
+        edges = np.clip(np.append(stamps, stamps[-1] + 300), t0, end)
+        raw_integral = float(np.sum(demand * np.diff(edges)))
+        assert trace.cpu[k].sum() * 300 == pytest.approx(raw_integral, rel=1e-9), vm
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([299, 300, 300, 300, 301, 0]), st.integers(0, 400)), min_size=5,
+                max_size=60),
+       st.integers(0, 299), st.integers(-1, 80))
+def test_hold_grid_properties(steps, phase, silence_at):
+    """Jitter and repeated stamps are no gap; the slots keep the held
+    series' integral; values stay within the samples'; a silence of two
+    steps always leaves a slot at most half covered."""
+    from ibcloud.delay.loaders import _hold_grid
+
+    t0 = 1000.0
+    stamps = t0 - 300 + phase + np.cumsum([0] + [s for s, _ in steps[1:]])
+    silent = 2 <= silence_at < len(stamps) - 1  # after the grid's start, before the last sample
+    if silent:
+        stamps[silence_at + 1:] += 600
+    cpu = np.array([v / 100 for _, v in steps])
+    n = int((stamps[-1] + 300 - t0) // 300)
+    if n < 1:
+        return
+    values, covered = _hold_grid(np.zeros(len(stamps), dtype=np.int64), stamps, cpu, 1, t0, 300.0, n)
+    nxt = np.append(stamps[1:], np.inf)
+    end = np.where(nxt - stamps > 450, stamps + 300, nxt)
+    lo, hi = np.clip(stamps, t0, t0 + 300 * n), np.clip(end, t0, t0 + 300 * n)
+    assert float((values * covered).sum()) == pytest.approx(float((cpu * (hi - lo)).sum()), rel=1e-9, abs=1e-9)
+    assert np.all(covered <= 300 + 1e-9)
+    held = covered[0] > 0
+    assert np.all(values[0][held] >= cpu.min() - 1e-12) and np.all(values[0][held] <= cpu.max() + 1e-12)
+    assert bool((covered[0] <= 150).any()) == silent
+
+
+def test_hold_grid_gap_is_named_at_the_sample_before_it(tmp_path):
+    folder = tmp_path / "bb"
+    folder.mkdir()
+    stamps = [1372629804 + 300 * i + (i % 3 == 0) for i in range(12)]
+    stamps[7:] = [t + 600 for t in stamps[7:]]  # two samples missing after line 8
+    write(folder / "1.csv", [BITBRAINS_HEADER] + [bb_row(t, 2, 10) for t in stamps])
+    write(folder / "2.csv", [BITBRAINS_HEADER] + [bb_row(1372629804 + 300 * i, 1, 10) for i in range(15)])
+    with pytest.raises(TraceError, match=r"1\.csv:8: VM 1: gap: the slot from 2013-06-30 22:38:24 UTC "):
+        read_bitbrains(folder, grid="hold")
+    kept = read_bitbrains(folder, grid="hold", bad_vms="drop")
+    assert kept.vm_ids == ["2"] and np.allclose(kept.cpu, 0.1)
+
+
+def test_month_folders_are_one_vm_per_file_name_in_time_order(tmp_path):
+    for month, first in (("2013-9", 1377986608), ("2013-10", 1377986608 + 3 * 300)):
+        (tmp_path / month).mkdir()
+        write(tmp_path / month / "7.csv", [BITBRAINS_HEADER] + [bb_row(first + 300 * i, 2, 50 + month.count("10"))
+                                                                for i in range(3)])
+    trace = read_bitbrains(tmp_path, grid="hold")
+    assert trace.vm_ids == ["7"] and trace.n_samples == 5
+    assert trace.cpu.tolist() == [[1.0, 1.0, 1.02, 1.02, 1.02]]
+
+
+def test_bitbrains_real_file_quirks_and_bad_rows(tmp_path):
+    folder = tmp_path / "bb"
+    folder.mkdir()
+    # Trailing blanks and a CRLF line end read; a zero-core row (VM not provisioned) is no sample.
+    write(folder / "1.csv", [BITBRAINS_HEADER + " ", bb_row(1000, 2, 50) + "  \r", bb_row(1300, 0, 0),
+                             bb_row(1600, 2, 25), bb_row(1900, 2, 25), bb_row(2200, 2, 25)])
+    with pytest.raises(TraceError, match=r"1\.csv:2: VM 1: gap: no sample at 1300 s"):
+        read_bitbrains(folder)
+    write(folder / "1.csv", [BITBRAINS_HEADER, bb_row(1000, 2, 50), "1300;\t2", bb_row(1600, 2, 25)])
+    with pytest.raises(TraceError, match=r"1\.csv:3: VM 1: CPU usage \[%\] '' is missing or not a number"):
+        read_bitbrains(folder, grid="hold")
+    write(folder / "1.csv", [BITBRAINS_HEADER, bb_row(1000, 2, 50), bb_row(1300, -1, 5)])
+    with pytest.raises(TraceError, match=r"1\.csv:3: VM 1: CPU cores -1 is not a whole number"):
+        read_bitbrains(folder)
+
+
+def test_windows_of_whole_days(tmp_path):
+    trace = read_trace(SAMPLE, "bitbrains", bad_vms="drop", grid="hold", start_day=1, days=2)
+    assert trace.whole_days == 2 and trace.n_samples == 576
+    full = read_trace(SAMPLE, "bitbrains", bad_vms="drop", grid="hold")
+    # VM 11's hole and VM 193's readings above 100 % are on the sample's first day: the window keeps both.
+    assert set(trace.vm_ids) == set(full.vm_ids) | {"11", "193"}
+    same = [trace.vm_ids.index(v) for v in full.vm_ids]
+    assert np.allclose(trace.cpu[same], full.cpu[:, 288:864])
+    with pytest.raises(TraceError, match="ends after the trace's last sample"):
+        read_trace(SAMPLE, "bitbrains", bad_vms="drop", grid="hold", start_day=2, days=2)
+    from ibcloud.delay import DelayParameterError
+
+    with pytest.raises(DelayParameterError, match="grid = 'nearest'"):
+        read_trace(SAMPLE, "bitbrains", grid="nearest")
+
+
+def test_hold_grid_late_start_is_named_at_the_first_sample(tmp_path):
+    folder = tmp_path / "bb"
+    folder.mkdir()
+    write(folder / "1.csv", [BITBRAINS_HEADER] + [bb_row(1372629804 + 300 * i, 1, 10) for i in range(12)])
+    write(folder / "2.csv", [BITBRAINS_HEADER] + [bb_row(1372629804 + 300 * i, 1, 10) for i in range(3, 12)])
+    with pytest.raises(TraceError, match=r"2\.csv:2: VM 2: starts at 2013-06-30 22:18:24 UTC \(1372630704 s\); the "
+                                         r"slot from 2013-06-30 22:08:24 UTC .* is at most half covered"):
+        read_bitbrains(folder, grid="hold")

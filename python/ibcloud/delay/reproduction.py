@@ -27,7 +27,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -177,6 +177,10 @@ def _full_data(bins) -> Dict[str, Any]:
     }
 
 
+#: The lowest utilisation threshold (percent) the exact matches of R6/R6b search.
+LOWEST_THETA = 1.0
+
+
 def _bisect_equal_delay(trace: Trace, t1, heads: Dict[str, Any], fit: str, unit: str) -> None:
     """Adds to ``heads["equal_delay"]["bisected"]`` the utilisation θ whose
     average delay equals the delay packing's exactly (bisection between the
@@ -190,10 +194,14 @@ def _bisect_equal_delay(trace: Trace, t1, heads: Dict[str, Any], fit: str, unit:
         target = eq["delay"][column]
         below = [th for th in t1.index if t1.loc[th, column] < target]
         above = [th for th in t1.index if t1.loc[th, column] >= target]
-        if not below or not above:
+        if not above:
             continue
-        m = equal_delay_threshold(trace, target, low=float(max(below)), high=float(min(above)), steps=8, fit=fit,
+        # Below Table I's lowest θ (a public trace can need it): search from θ = 1 %.
+        low = float(max(below)) if below else LOWEST_THETA
+        m = equal_delay_threshold(trace, target, low=low, high=float(min(above)), steps=8, fit=fit,
                                   unit=unit, column=column)
+        if not below and m["bracket"][0] == low:
+            continue  # even θ = 1 % may not reach the target: no bracket found
         d = eq["delay"]
         m["max_delay_ratio"] = m["max_delay"] / d["max_delay"] if d["max_delay"] > 0 else None
         m["avg_delay_ratio"] = m["avg_delay"] / d["avg_delay"] if d["avg_delay"] > 0 else None
@@ -278,11 +286,37 @@ def _checks(rep_cases, full, bins, t1, t2, heads, paper_scale: bool) -> List[Che
     return complete("delay", checks, "needs the full-size synthetic trace (405 VMs, 13 days)")
 
 
+def other_trace_checks(checks: List[Check], source: str) -> List[Check]:
+    """The scoreboard of a run on a trace that is not the paper's (nor its
+    synthetic stand-in): every judged row becomes ``qualitative`` (a public
+    trace cannot predict the digits of a private one), a prediction judged on
+    its direction (its ``shape``), and says which trace it ran on.
+    Construction rows stay construction; calibration rows (targets of the
+    synthetic generator, which is not used here) become qualitative too.
+
+    >>> c = Check("R6", "x", False, "1.5×", kind="prediction", shape=True)
+    >>> [(o.kind, o.verdict) for o in other_trace_checks([c], "rnd")]
+    [('qualitative', 'shape only')]
+    """
+    out = []
+    for c in checks:
+        if not (c.run and c.attempted) or c.kind == "construction":
+            out.append(c)
+            continue
+        passed = c.shape if c.kind == "prediction" and c.shape is not None else c.passed
+        how = "" if c.kind == "qualitative" else f"; {c.kind} row judged qualitatively"
+        out.append(dataclasses.replace(c, kind="qualitative", passed=bool(passed),
+                                       detail=f"[other trace: {source}{how}] {c.detail}"))
+    return out
+
+
 def reproduce(trace: Trace, out: Optional[Path] = DEFAULT_OUT, plots: bool = True, fit: str = "best",
-              unit: str = "wall_minutes", paper_scale: bool = False) -> Reproduction:
+              unit: str = "wall_minutes", paper_scale: bool = False, other_trace: bool = False) -> Reproduction:
     """Runs the reproduction on ``trace``; writes results (and plots) to
     ``out`` unless it is None. ``paper_scale`` (the full-size synthetic
-    trace) makes the paper's full-trace host counts a check.
+    trace) makes the paper's full-trace host counts a check; ``other_trace``
+    (a trace of yours or a public one) judges every row qualitatively
+    (:func:`other_trace_checks`).
 
     >>> from ibcloud.delay import synthetic_trace
     >>> rep = reproduce(synthetic_trace(seed=3, n_vms=40, days=3), out=None, plots=False)
@@ -300,6 +334,8 @@ def reproduce(trace: Trace, out: Optional[Path] = DEFAULT_OUT, plots: bool = Tru
     full = _full_data(campaign.bins)
     full["first_hosts_delay_12_cores_100"] = _first_hosts(campaign.bins)
     checks = _checks(cases, full, campaign.bins, t1, t2, heads, paper_scale)
+    if other_trace:
+        checks = other_trace_checks(checks, str(trace.source))
     files: List[str] = []
     if out is not None:
         step = time.perf_counter()
@@ -372,6 +408,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout", choices=("plain", "bitbrains", "azure"), help="layout of --trace (default: guessed)")
     parser.add_argument("--vmtable", metavar="FILE", help="Azure vmtable with the VMs' core counts")
     parser.add_argument("--vcpus", type=_positive, metavar="N", help="Azure: this many vCPUs for every VM")
+    parser.add_argument("--grid", choices=("snap", "hold"), default="snap",
+                        help="public traces: snap timestamps to the grid (default) or hold each sample until the "
+                             "next and average over the grid (for jittered 5-minute traces such as Bitbrains')")
+    parser.add_argument("--window", type=_window, metavar="START:DAYS",
+                        help="use DAYS whole days of --trace from day START (counted from its earliest timestamp); "
+                             "VMs are judged on the window alone")
+    parser.add_argument("--clip-over-100", action="store_true",
+                        help="Bitbrains: read CPU usage above 100 %% as 100 %% (noted) instead of a bad sample")
     parser.add_argument("--drop-bad-vms", action="store_true",
                         help="drop VMs with gaps or bad samples (the paper's cleaning) instead of stopping")
     parser.add_argument("--fit", choices=("best", "first"), default="best", help="fit rule of both packers")
@@ -383,6 +427,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
 
+def _window(text: str) -> Tuple[int, int]:
+    """``START:DAYS`` as two whole numbers.
+
+    >>> _window("2:13")
+    (2, 13)
+    """
+    start, sep, days = text.partition(":")
+    try:
+        a, b = int(start), int(days)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not START:DAYS (two whole numbers)") from None
+    if not sep or a < 0 or b < 2:
+        raise argparse.ArgumentTypeError(f"'{text}': START ≥ 0 and DAYS ≥ 2 (cross-validation needs two days)")
+    return a, b
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -391,6 +451,17 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
     return value
+
+
+def _fmt_ratio(v: Optional[float], digits: int = 2) -> str:
+    """A ratio, or "-" when it has no value (a zero denominator).
+
+    >>> _fmt_ratio(None), _fmt_ratio(4.031)
+    ('-', '4.03×')
+    """
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"{v:.{digits}f}×"
 
 
 def _fmt_delay(v: Optional[float]) -> str:
@@ -478,12 +549,12 @@ def render(rep: Reproduction, console) -> None:
     if u:
         console.print(f"Equal utilisation read exactly (beside R6b, not judged): utilisation θ {u['threshold']:.2f} % "
                       f"fills {u['avg_filling']:.1f} % (delay packing {u['target_avg_delay']:.1f} %), average delay "
-                      f"{u['avg_delay']:.2f} min/day → {u['avg_delay_ratio']:.1f}×.")
+                      f"{u['avg_delay']:.2f} min/day → {_fmt_ratio(u['avg_delay_ratio'], 1)}.")
     b = (rep.headlines.get("equal_delay") or {}).get("bisected")
     if b:
         console.print(f"Equal average delay read exactly (beside R6, not judged): utilisation θ {b['threshold']:.2f} % "
                       f"gives {b['avg_delay']:,.0f} min/day (delay packing {b['target_avg_delay']:,.0f}), worst host "
-                      f"{b['max_delay']:,.0f} → {b['max_delay_ratio']:.2f}×, filling {b['avg_filling']:.1f} % on "
+                      f"{b['max_delay']:,.0f} → {_fmt_ratio(b['max_delay_ratio'])}, filling {b['avg_filling']:.1f} % on "
                       f"{b['hosts']} hosts.")
 
     full = rep.full_data
@@ -530,10 +601,16 @@ def run(args: argparse.Namespace) -> int:
     status = err.status("generating the trace") if err.is_terminal else None
     if status is not None:
         status.start()
+    if not args.trace and (args.window or args.grid != "snap"):
+        from ibcloud.delay.errors import DelayParameterError
+
+        raise DelayParameterError("--window and --grid apply to --trace")
     try:
         if args.trace:
+            start, days = args.window if args.window else (0, None)
             trace = read_trace(args.trace, args.layout, vmtable=args.vmtable, vcpus=args.vcpus,
-                               bad_vms="drop" if args.drop_bad_vms else "error")
+                               bad_vms="drop" if args.drop_bad_vms else "error", grid=args.grid,
+                               start_day=start, days=days, clip_over_100=args.clip_over_100)
             if trace.cleaning.text() and not args.json:
                 print(trace.cleaning.text(), file=sys.stderr)
         else:
@@ -541,7 +618,8 @@ def run(args: argparse.Namespace) -> int:
         if status is not None:
             status.update("packing and evaluating")
         rep = reproduce(trace, out=args.out, plots=not args.no_plots, fit=args.fit, unit=args.unit,
-                        paper_scale=not args.trace and args.vms is None and args.days == 13)
+                        paper_scale=not args.trace and args.vms is None and args.days == 13,
+                        other_trace=bool(args.trace))
     finally:
         if status is not None:
             status.stop()
