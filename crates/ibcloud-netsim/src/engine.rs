@@ -23,8 +23,10 @@ use std::collections::VecDeque;
 mod external;
 mod prefetch;
 mod queue;
+mod ring;
 pub use external::Delivery;
 use queue::{Ev, EventQueue};
+use ring::Ring;
 
 const F_FECN: u8 = 1;
 const F_CNP: u8 = 2;
@@ -112,9 +114,10 @@ impl Default for PortState {
     }
 }
 
-/// The state of an output VL that arbitration reads, in one record (each
-/// was a vector of its own: one cache line per field on every hop).
+/// The state of an output VL that arbitration reads, in one cache line
+/// (each was a vector of its own: one line per field on every hop).
 #[derive(Clone, Debug, Default)]
+#[repr(align(64))]
 struct OutLane {
     credits: i64,
     /// Units of the packets routed to this output VL and not yet sent.
@@ -123,15 +126,15 @@ struct OutLane {
     /// arrival order. They count from their arrival on, taken in lazily
     /// (`absorb_credits`) when the output next arbitrates, so a credit
     /// return costs an event only when a blocked output waits for it.
-    credit_q: VecDeque<(Time, u32)>,
+    credit_q: Ring<(Time, u32)>,
     /// Requests: input FIFOs (switch) or flows (HCA) whose head waits.
-    req: VecDeque<u32>,
+    req: Ring<u32>,
 }
 
 /// An input VL's FIFO and its bookkeeping, in one record.
 #[derive(Clone, Debug)]
 struct InLane {
-    fifo: VecDeque<u32>,
+    fifo: Ring<u32>,
     /// When the last packet left the FIFO.
     last_pop: Time,
     /// The output the head is being sent on, or NONE (the packet record
@@ -446,7 +449,7 @@ impl Simulation {
                 .collect(),
             inp: (0..nslots * v)
                 .map(|_| InLane {
-                    fifo: VecDeque::new(),
+                    fifo: Ring::default(),
                     last_pop: 0,
                     head_at: NONE,
                 })
@@ -1783,7 +1786,7 @@ impl Simulation {
         for &slot in &self.net.ep_slot {
             let s = slot as usize;
             let (mut bytes, mut pkts) = (0u64, 0u64);
-            for &pid in &self.inp[s * self.v].fifo {
+            for &pid in self.inp[s * self.v].fifo.iter() {
                 let p = &self.pkts[pid as usize];
                 let head = p.tail - p.out_slot as Time;
                 // `qp` holds the low 32 bits of the arrival's sequence
@@ -2268,7 +2271,7 @@ impl Simulation {
                         // Packets waiting for this output are dropped.
                         for vl in 0..self.v {
                             let k = x * self.v + vl;
-                            let waiting: Vec<u32> = self.out[k].req.drain(..).collect();
+                            let waiting: Vec<u32> = self.out[k].req.take_all();
                             self.ports[x].pending -= waiting.len() as u32;
                             for fid in waiting {
                                 self.head_request(fid);
