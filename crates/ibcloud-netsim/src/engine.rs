@@ -1557,7 +1557,12 @@ impl Simulation {
             let last = m.remaining == 0;
             let (dst, created, sl, qp) = (m.dst, m.created, m.sl, m.qp);
             if last {
-                q.remove(mi);
+                // Almost always the head (`remove` is a call of its own).
+                if mi == 0 {
+                    q.pop_front();
+                } else {
+                    q.remove(mi);
+                }
                 fl.backlog_len -= 1;
             }
             fl.c.injected_bytes += payload as u64;
@@ -1807,10 +1812,16 @@ impl Simulation {
     }
 
     fn flow_vl_for_sl(&self, s: usize, sl: u8) -> u8 {
-        let node = self.net.slots[s].node as usize;
-        let map = self.sl2vl[node]
-            .get(self.net.slots[s].port as usize)
-            .unwrap_or(&self.sl2vl_global);
+        // Without per-node tables (`sl2vl_any`) every node's entry is
+        // empty: skip reading it (a cache miss per new message).
+        let map = if self.sl2vl_any {
+            let node = self.net.slots[s].node as usize;
+            self.sl2vl[node]
+                .get(self.net.slots[s].port as usize)
+                .unwrap_or(&self.sl2vl_global)
+        } else {
+            &self.sl2vl_global
+        };
         map[sl as usize & 15].min(self.v as u8 - 1)
     }
 
