@@ -23,8 +23,10 @@ use std::collections::VecDeque;
 mod external;
 mod prefetch;
 mod queue;
+mod ring;
 pub use external::Delivery;
 use queue::{Ev, EventQueue};
+use ring::Ring;
 
 const F_FECN: u8 = 1;
 const F_CNP: u8 = 2;
@@ -110,6 +112,34 @@ impl Default for PortState {
             wake_pending: false,
         }
     }
+}
+
+/// The state of an output VL that arbitration reads, in one cache line
+/// (each was a vector of its own: one line per field on every hop).
+#[derive(Clone, Debug, Default)]
+#[repr(align(64))]
+struct OutLane {
+    credits: i64,
+    /// Units of the packets routed to this output VL and not yet sent.
+    queued_units: u32,
+    /// Credits on their way back from the receiver: (arrival, units), in
+    /// arrival order. They count from their arrival on, taken in lazily
+    /// (`absorb_credits`) when the output next arbitrates, so a credit
+    /// return costs an event only when a blocked output waits for it.
+    credit_q: Ring<(Time, u32)>,
+    /// Requests: input FIFOs (switch) or flows (HCA) whose head waits.
+    req: Ring<u32>,
+}
+
+/// An input VL's FIFO and its bookkeeping, in one record.
+#[derive(Clone, Debug)]
+struct InLane {
+    fifo: Ring<u32>,
+    /// When the last packet left the FIFO.
+    last_pop: Time,
+    /// The output the head is being sent on, or NONE (the packet record
+    /// itself moves on with the packet).
+    head_at: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -204,20 +234,10 @@ pub struct Simulation {
     cnp_q: Vec<VecDeque<u32>>,
     counters: Vec<PortCounters>,
     prev_counters: Vec<PortCounters>,
-    // Per slot × VL.
-    credits: Vec<i64>,
-    /// Credits on their way back from the receiver: (arrival, units), in
-    /// arrival order. They count from their arrival on, taken in lazily
-    /// (`absorb_credits`) when the output next arbitrates, so a credit
-    /// return costs an event only when a blocked output waits for it.
-    credit_q: Vec<VecDeque<(Time, u32)>>,
-    req: Vec<VecDeque<u32>>,
-    queued_units: Vec<u32>,
-    fifo: Vec<VecDeque<u32>>,
-    /// Per input FIFO: the output its head is being sent on, or NONE (the
-    /// packet record itself moves on with the packet).
-    head_at: Vec<u32>,
-    last_pop: Vec<Time>,
+    /// Per slot × VL: the output lane (credits and queues).
+    out: Vec<OutLane>,
+    /// Per slot × VL: the input FIFO.
+    inp: Vec<InLane>,
     // Per endpoint.
     sink_busy: Vec<bool>,
     sink_rr: Vec<u8>,
@@ -420,13 +440,20 @@ impl Simulation {
             cnp_q: (0..nslots).map(|_| VecDeque::new()).collect(),
             counters: vec![PortCounters::default(); nslots],
             prev_counters: vec![PortCounters::default(); nslots],
-            credits,
-            credit_q: (0..nslots * v).map(|_| VecDeque::new()).collect(),
-            req: (0..nslots * v).map(|_| VecDeque::new()).collect(),
-            queued_units: vec![0; nslots * v],
-            fifo: (0..nslots * v).map(|_| VecDeque::new()).collect(),
-            head_at: vec![NONE; nslots * v],
-            last_pop: vec![0; nslots * v],
+            out: credits
+                .into_iter()
+                .map(|credits| OutLane {
+                    credits,
+                    ..OutLane::default()
+                })
+                .collect(),
+            inp: (0..nslots * v)
+                .map(|_| InLane {
+                    fifo: Ring::default(),
+                    last_pop: 0,
+                    head_at: NONE,
+                })
+                .collect(),
             sink_busy: vec![false; neps],
             sink_rr: vec![0; neps],
             dst_sl: vec![NO_SL; neps],
@@ -604,6 +631,17 @@ impl Simulation {
         Ok(())
     }
 
+    /// (slot, VL) of a per slot × VL index. Most runs have one VL, where
+    /// this is free instead of an integer division on every hop.
+    #[inline(always)]
+    fn slot_vl(&self, k: usize) -> (usize, usize) {
+        if self.v == 1 {
+            (k, 0)
+        } else {
+            (k / self.v, k % self.v)
+        }
+    }
+
     #[inline]
     fn push(&mut self, t: Time, kind: u8, a: u32, b: u32) {
         self.seq += 1;
@@ -678,19 +716,16 @@ impl Simulation {
                     prefetch::elem(&self.pkts, e.b as usize);
                     prefetch::elem(&self.net.slots, a);
                     prefetch::elem(&self.counters, a);
-                    prefetch::elem(&self.head_at, a * v);
-                    prefetch::elem(&self.fifo, a * v);
+                    prefetch::elem(&self.inp, a * v);
                 }
                 TX_DONE | CREDIT | HCA_WAKE => {
                     prefetch::elem(&self.ports, a);
                     prefetch::elem(&self.net.slots, a);
-                    prefetch::elem(&self.req, a * v);
-                    prefetch::elem(&self.credit_q, a * v);
-                    prefetch::elem(&self.credits, a * v);
+                    prefetch::lane(&self.out, a * v);
                 }
                 SINK_DONE => {
                     if let Some(&s) = self.net.ep_slot.get(a) {
-                        prefetch::elem(&self.fifo, s as usize * v + e.b as usize);
+                        prefetch::elem(&self.inp, s as usize * v + e.b as usize);
                         prefetch::elem(&self.counters, s as usize);
                     }
                 }
@@ -712,30 +747,29 @@ impl Simulation {
                         // when it leaves.
                         let up = slot.remote as usize;
                         prefetch::elem(&self.ports, up);
-                        prefetch::elem(&self.credit_q, up * v + p.vl as usize);
+                        prefetch::lane(&self.out, up * v + p.vl as usize);
                     }
-                    if let Some(b) = self.fifo.get(a * v).and_then(|q| q.back()) {
+                    if let Some(b) = self.inp.get(a * v).and_then(|l| l.fifo.back()) {
                         prefetch::line(b);
                     }
                 }
                 TX_DONE | CREDIT | HCA_WAKE => {
                     if let Some(p) = self.ports.get(a) {
                         if p.cur_fifo != NONE {
-                            prefetch::elem(&self.fifo, p.cur_fifo as usize);
-                            prefetch::elem(&self.head_at, p.cur_fifo as usize);
+                            prefetch::elem(&self.inp, p.cur_fifo as usize);
                         }
                     }
-                    if let Some(f) = self.req.get(a * v).and_then(|q| q.front()) {
+                    if let Some(f) = self.out.get(a * v).and_then(|l| l.req.front()) {
                         prefetch::line(f);
                     }
-                    if let Some(c) = self.credit_q.get(a * v).and_then(|q| q.front()) {
+                    if let Some(c) = self.out.get(a * v).and_then(|l| l.credit_q.front()) {
                         prefetch::line(c);
                     }
                 }
                 SINK_DONE => {
                     if let Some(&s) = self.net.ep_slot.get(a) {
-                        let q = self.fifo.get(s as usize * v + e.b as usize);
-                        if let Some(&pid) = q.and_then(|q| q.front()) {
+                        let q = self.inp.get(s as usize * v + e.b as usize);
+                        if let Some(&pid) = q.and_then(|l| l.fifo.front()) {
                             prefetch::elem(&self.pkts, pid as usize);
                         }
                     }
@@ -754,28 +788,25 @@ impl Simulation {
                                 let o = out as usize;
                                 prefetch::elem(&self.ports, o);
                                 prefetch::elem(&self.net.slots, o);
-                                prefetch::elem(&self.req, o * v);
-                                prefetch::elem(&self.credit_q, o * v);
-                                prefetch::elem(&self.credits, o * v);
-                                prefetch::elem(&self.queued_units, o * v);
+                                prefetch::lane(&self.out, o * v);
                                 prefetch::elem(&self.counters, o);
                             }
                         }
                         let up = slot.remote as usize * v + p.vl as usize;
-                        if let Some(c) = self.credit_q.get(up).and_then(|q| q.back()) {
+                        if let Some(c) = self.out.get(up).and_then(|l| l.credit_q.back()) {
                             prefetch::line(c);
                         }
                     }
                 }
                 TX_DONE | CREDIT => {
                     // The next request's input FIFO and its sender.
-                    if let Some(&fid) = self.req.get(a * v).and_then(|q| q.front()) {
+                    if let Some(&fid) = self.out.get(a * v).and_then(|l| l.req.front()) {
                         let f = fid as usize;
-                        prefetch::elem(&self.fifo, f);
-                        prefetch::elem(&self.head_at, f);
-                        if let Some(slot) = self.net.slots.get(f / v) {
+                        prefetch::elem(&self.inp, f);
+                        let (fs, fv) = self.slot_vl(f);
+                        if let Some(slot) = self.net.slots.get(fs) {
                             prefetch::elem(&self.ports, slot.remote as usize);
-                            prefetch::elem(&self.credit_q, slot.remote as usize * v + f % v);
+                            prefetch::lane(&self.out, slot.remote as usize * v + fv);
                         }
                     }
                 }
@@ -789,10 +820,10 @@ impl Simulation {
                         let out = self.net.route(slot.node, p.dlid);
                         if out != NONE {
                             let o = out as usize * v;
-                            if let Some(r) = self.req.get(o).and_then(|q| q.back()) {
+                            if let Some(r) = self.out.get(o).and_then(|l| l.req.back()) {
                                 prefetch::line(r);
                             }
-                            if let Some(c) = self.credit_q.get(o).and_then(|q| q.front()) {
+                            if let Some(c) = self.out.get(o).and_then(|l| l.credit_q.front()) {
                                 prefetch::line(c);
                             }
                         }
@@ -909,12 +940,12 @@ impl Simulation {
         if let Some(f) = self.pop_in_service(s, self.now) {
             // Its credits, queued when it started (`try_send_switch`), are
             // released: wake the sender if it waits.
-            let sender = self.net.slots[f / self.v].remote;
+            let sender = self.net.slots[self.slot_vl(f).0].remote;
             if sender != NONE && self.waiting_output(sender as usize) {
                 let t = self.now + self.cfg.link_delay;
                 self.wake_for_credits(sender as usize, t);
             }
-            if !self.fifo[f].is_empty() {
+            if !self.inp[f].fifo.is_empty() {
                 self.head_request(f as u32);
             }
         }
@@ -930,9 +961,9 @@ impl Simulation {
         }
         self.ports[s].cur_fifo = NONE;
         let f = fid as usize;
-        self.fifo[f].pop_front().expect("head in service");
-        self.head_at[f] = NONE;
-        self.last_pop[f] = at;
+        self.inp[f].fifo.pop_front().expect("head in service");
+        self.inp[f].head_at = NONE;
+        self.inp[f].last_pop = at;
         Some(f)
     }
 
@@ -946,7 +977,7 @@ impl Simulation {
         self.ports[s].busy = false;
         let tx_end = self.ports[s].tx_end;
         if let Some(f) = self.pop_in_service(s, tx_end) {
-            if !self.fifo[f].is_empty() {
+            if !self.inp[f].fifo.is_empty() {
                 self.head_request(f as u32);
             }
         }
@@ -982,13 +1013,13 @@ impl Simulation {
     /// it next arbitrates; an event wakes it only if it is waiting now.
     #[inline]
     fn return_credit(&mut self, fid: u32, units: u32, at: Time) {
-        let in_slot = fid as usize / self.v;
+        let (in_slot, vl) = self.slot_vl(fid as usize);
         let sender = self.net.slots[in_slot].remote;
         if sender == NONE {
             return;
         }
         let u = sender as usize;
-        let k = u * self.v + fid as usize % self.v;
+        let k = u * self.v + vl;
         let t = at + self.cfg.link_delay;
         self.queue_credit(k, t, units);
         if self.waiting_output(u) {
@@ -999,7 +1030,7 @@ impl Simulation {
     /// Queues `units` credits arriving at `t` for output VL `k`.
     #[inline]
     fn queue_credit(&mut self, k: usize, t: Time, units: u32) {
-        let q = &mut self.credit_q[k];
+        let q = &mut self.out[k].credit_q;
         if q.back().is_none_or(|b| b.0 <= t) {
             q.push_back((t, units));
         } else {
@@ -1015,12 +1046,13 @@ impl Simulation {
     /// therefore not yet released.
     #[inline]
     fn unreleased_from(&self, k: usize) -> Option<u32> {
-        let r = self.net.slots[k / self.v].remote;
+        let (s, vl) = self.slot_vl(k);
+        let r = self.net.slots[s].remote;
         if r == NONE {
             return None;
         }
-        let f = r as usize * self.v + k % self.v;
-        let o = self.head_at[f];
+        let f = r as usize * self.v + vl;
+        let o = self.inp[f].head_at;
         (o != NONE).then_some(o)
     }
 
@@ -1044,13 +1076,14 @@ impl Simulation {
     /// Takes in the credits of output VL `k` that have arrived by now.
     #[inline]
     fn absorb_credits(&mut self, k: usize) {
-        let q = &mut self.credit_q[k];
-        while let Some(&(t, u)) = q.front() {
-            if t > self.now {
+        let now = self.now;
+        let lane = &mut self.out[k];
+        while let Some(&(t, u)) = lane.credit_q.front() {
+            if t > now {
                 break;
             }
-            q.pop_front();
-            self.credits[k] += u as i64;
+            lane.credit_q.pop_front();
+            lane.credits += u as i64;
         }
     }
 
@@ -1072,7 +1105,7 @@ impl Simulation {
         self.counters[s].rcv_bytes += wire as u64;
         self.counters[s].rcv_pkts += 1;
         let fid = s * v + vl;
-        let o = self.head_at[fid];
+        let o = self.inp[fid].head_at;
         if o != NONE && !self.ports[o as usize].tx_done_due {
             // The head is on the wire without a TX_DONE (only switch FIFOs
             // have a head in service): this packet waits behind it.
@@ -1097,15 +1130,15 @@ impl Simulation {
                     &tables[in_port * np + out_port]
                 };
                 p.out_vl = map[p.sl as usize & 15];
-                self.queued_units[out as usize * v + p.out_vl as usize] += p.units as u32;
+                self.out[out as usize * v + p.out_vl as usize].queued_units += p.units as u32;
             }
-            self.fifo[fid].push_back(pid);
-            if self.fifo[fid].len() == 1 {
+            self.inp[fid].fifo.push_back(pid);
+            if self.inp[fid].fifo.len() == 1 {
                 self.head_request(fid as u32);
             }
         } else {
             let ep = info.ep;
-            self.fifo[fid].push_back(pid);
+            self.inp[fid].fifo.push_back(pid);
             if ep != NONE && !self.sink_busy[ep as usize] {
                 self.start_sink(ep);
             }
@@ -1116,21 +1149,21 @@ impl Simulation {
     /// whose output is gone).
     fn head_request(&mut self, fid: u32) {
         let f = fid as usize;
-        while let Some(&pid) = self.fifo[f].front() {
+        while let Some(&pid) = self.inp[f].fifo.front() {
             let p = self.pkts[pid as usize];
             let out = p.out_slot;
             if out != NONE && self.ports[out as usize].up {
                 let k = out as usize * self.v + p.out_vl as usize;
-                self.req[k].push_back(fid);
+                self.out[k].req.push_back(fid);
                 self.ports[out as usize].pending += 1;
                 self.try_send(out);
                 return;
             }
             // Drop: no route or the link is down.
-            self.fifo[f].pop_front();
-            self.last_pop[f] = self.now;
+            self.inp[f].fifo.pop_front();
+            self.inp[f].last_pop = self.now;
             if out != NONE {
-                self.queued_units[out as usize * self.v + p.out_vl as usize] -= p.units as u32;
+                self.out[out as usize * self.v + p.out_vl as usize].queued_units -= p.units as u32;
             }
             self.dropped += 1;
             self.return_credit(fid, p.units as u32, self.now.max(p.tail));
@@ -1140,13 +1173,13 @@ impl Simulation {
 
     #[inline]
     fn front_units(&self, k: usize, is_switch: bool) -> Option<u32> {
-        let r = *self.req[k].front()?;
+        let r = *self.out[k].req.front()?;
         if is_switch {
-            let pid = *self.fifo[r as usize].front()?;
+            let pid = *self.inp[r as usize].fifo.front()?;
             Some(self.pkts[pid as usize].units as u32)
         } else {
             let f = &self.flows[r as usize];
-            let m = f.backlog[k % self.v].front()?;
+            let m = f.backlog[self.slot_vl(k).1].front()?;
             Some(self.cfg.units(m.remaining.min(self.cfg.mtu)))
         }
     }
@@ -1155,7 +1188,7 @@ impl Simulation {
     fn eligible(&self, slot: usize, vl: u8, is_switch: bool) -> bool {
         let k = slot * self.v + vl as usize;
         match self.front_units(k, is_switch) {
-            Some(u) => self.credits[k] >= u as i64,
+            Some(u) => self.out[k].credits >= u as i64,
             None => false,
         }
     }
@@ -1257,7 +1290,7 @@ impl Simulation {
                             unreleased = 1;
                         }
                     }
-                    let q = &self.credit_q[k];
+                    let q = &self.out[k].credit_q;
                     if q.len() > unreleased {
                         let t = q.front().expect("non-empty").0;
                         next = Some(next.map_or(t, |n| n.min(t)));
@@ -1293,7 +1326,7 @@ impl Simulation {
             for vl in 0..self.v {
                 let k = s * self.v + vl;
                 if let Some(u) = self.front_units(k, true) {
-                    if self.credits[k] < u as i64 {
+                    if self.out[k].credits < u as i64 {
                         self.stalled[k] = true;
                     }
                 }
@@ -1303,13 +1336,13 @@ impl Simulation {
             return;
         };
         let k = s * self.v + vl as usize;
-        let fid = self.req[k].pop_front().expect("eligible");
+        let fid = self.out[k].req.pop_front().expect("eligible");
         self.ports[s].pending -= 1;
-        let pid = *self.fifo[fid as usize].front().expect("head");
-        self.head_at[fid as usize] = s as u32;
+        let pid = *self.inp[fid as usize].fifo.front().expect("head");
+        self.inp[fid as usize].head_at = s as u32;
         self.ports[s].cur_fifo = fid;
         let units = self.pkts[pid as usize].units as u32;
-        self.queued_units[k] -= units;
+        self.out[k].queued_units -= units;
         if self.cc.is_some() {
             self.cc_mark(s, k, pid);
         }
@@ -1322,9 +1355,10 @@ impl Simulation {
         // that waits for credits before that needs the TX_DONE, which wakes
         // it exactly as a credit return at `tx_end` would.
         let end = self.ports[s].tx_end;
-        let sender = self.net.slots[fid as usize / self.v].remote;
+        let (in_slot, in_vl) = self.slot_vl(fid as usize);
+        let sender = self.net.slots[in_slot].remote;
         if sender != NONE {
-            let k = sender as usize * self.v + fid as usize % self.v;
+            let k = sender as usize * self.v + in_vl;
             self.queue_credit(k, end + self.cfg.link_delay, units);
             if self.waiting_output(sender as usize) && !self.ports[s].tx_done_due {
                 self.need_tx_done(s);
@@ -1352,10 +1386,11 @@ impl Simulation {
             return;
         }
         let queued = match cc.detection {
-            CcDetection::Buffered => self.queued_units[k],
-            CcDetection::Heads => self.req[k]
+            CcDetection::Buffered => self.out[k].queued_units,
+            CcDetection::Heads => self.out[k]
+                .req
                 .iter()
-                .filter_map(|&f| self.fifo[f as usize].front())
+                .filter_map(|&f| self.inp[f as usize].fifo.front())
                 .map(|&q| self.pkts[q as usize].units as u32)
                 .sum(),
         };
@@ -1404,7 +1439,7 @@ impl Simulation {
         } else {
             now + cfg.link_delay + lat
         };
-        self.credits[s * self.v + vl as usize] -= units as i64;
+        self.out[s * self.v + vl as usize].credits -= units as i64;
         let c = &mut self.counters[s];
         c.xmit_bytes += wire as u64;
         c.xmit_pkts += 1;
@@ -1417,7 +1452,7 @@ impl Simulation {
             self.seq += 1;
             self.ports[s].tx_seq = self.seq;
             let fid = self.ports[s].cur_fifo;
-            let behind = fid != NONE && self.fifo[fid as usize].len() > 1;
+            let behind = fid != NONE && self.inp[fid as usize].fifo.len() > 1;
             if self.ports[s].pending > 0 || behind {
                 self.ports[s].tx_done_due = true;
                 self.heap.push(Ev::new(end, self.seq, TX_DONE, s as u32, 0));
@@ -1444,7 +1479,9 @@ impl Simulation {
             let tail = p.tail;
             p.out_slot = (tail - head).min(u32::MAX as Time) as u32;
             p.qp = arrive_seq as u32;
-            self.fifo[remote as usize * self.v + vl as usize].push_back(pid);
+            self.inp[remote as usize * self.v + vl as usize]
+                .fifo
+                .push_back(pid);
             self.push(tail, SINK_DONE, sink_ep, vl as u32);
         } else {
             self.push(head, ARRIVE, remote, pid);
@@ -1458,7 +1495,7 @@ impl Simulation {
         // Congestion notifications first (they need no host DMA).
         if let Some(&pid) = self.cnp_q[s].front() {
             let vl = self.pkts[pid as usize].vl;
-            if self.credits[s * self.v + vl as usize] >= 1 {
+            if self.out[s * self.v + vl as usize].credits >= 1 {
                 self.cnp_q[s].pop_front();
                 self.ports[s].pending -= 1;
                 self.ports[s].cur_fifo = NONE;
@@ -1479,7 +1516,7 @@ impl Simulation {
                 return;
             };
             let k = s * self.v + vl as usize;
-            let f = self.req[k].pop_front().expect("eligible") as usize;
+            let f = self.out[k].req.pop_front().expect("eligible") as usize;
             self.ports[s].pending -= 1;
             self.flows[f].queued &= !(1 << vl);
             if self.flows[f].waiting {
@@ -1504,10 +1541,10 @@ impl Simulation {
             if mi > 0 {
                 let m = &self.flows[f].backlog[vl as usize][mi];
                 let need = self.cfg.units(m.remaining.min(mtu)) as i64;
-                if self.credits[k] < need {
+                if self.out[k].credits < need {
                     // Too few credits for this QP's packet: wait at the front.
                     self.flows[f].queued |= 1 << vl;
-                    self.req[k].push_front(f as u32);
+                    self.out[k].req.push_front(f as u32);
                     self.ports[s].pending += 1;
                     return;
                 }
@@ -1520,7 +1557,12 @@ impl Simulation {
             let last = m.remaining == 0;
             let (dst, created, sl, qp) = (m.dst, m.created, m.sl, m.qp);
             if last {
-                q.remove(mi);
+                // Almost always the head (`remove` is a call of its own).
+                if mi == 0 {
+                    q.pop_front();
+                } else {
+                    q.remove(mi);
+                }
                 fl.backlog_len -= 1;
             }
             fl.c.injected_bytes += payload as u64;
@@ -1660,8 +1702,8 @@ impl Simulation {
         let v = self.v;
         let r = self.sink_rr[ep as usize] as usize;
         for i in 0..v {
-            let vl = (r + i) % v;
-            if let Some(&pid) = self.fifo[s * v + vl].front() {
+            let vl = if v == 1 { 0 } else { (r + i) % v };
+            if let Some(&pid) = self.inp[s * v + vl].fifo.front() {
                 let p = self.pkts[pid as usize];
                 let consume = match self.sink_kbps {
                     Some(k) if p.flags & F_CNP == 0 => Self::ser(p.payload, k),
@@ -1669,7 +1711,7 @@ impl Simulation {
                 };
                 let done = (self.now + consume).max(p.tail);
                 self.sink_busy[ep as usize] = true;
-                self.sink_rr[ep as usize] = ((vl + 1) % v) as u8;
+                self.sink_rr[ep as usize] = if v == 1 { 0 } else { ((vl + 1) % v) as u8 };
                 self.push(done, SINK_DONE, ep, vl as u32);
                 return;
             }
@@ -1679,8 +1721,8 @@ impl Simulation {
     fn sink_done(&mut self, ep: u32, vl: usize) {
         let s = self.net.ep_slot[ep as usize] as usize;
         let fid = s * self.v + vl;
-        let pid = self.fifo[fid].pop_front().expect("sink packet");
-        self.last_pop[fid] = self.now;
+        let pid = self.inp[fid].fifo.pop_front().expect("sink packet");
+        self.inp[fid].last_pop = self.now;
         let p = self.pkts[pid as usize];
         if self.direct_sink {
             let c = &mut self.counters[s];
@@ -1749,7 +1791,7 @@ impl Simulation {
         for &slot in &self.net.ep_slot {
             let s = slot as usize;
             let (mut bytes, mut pkts) = (0u64, 0u64);
-            for &pid in &self.fifo[s * self.v] {
+            for &pid in self.inp[s * self.v].fifo.iter() {
                 let p = &self.pkts[pid as usize];
                 let head = p.tail - p.out_slot as Time;
                 // `qp` holds the low 32 bits of the arrival's sequence
@@ -1770,10 +1812,16 @@ impl Simulation {
     }
 
     fn flow_vl_for_sl(&self, s: usize, sl: u8) -> u8 {
-        let node = self.net.slots[s].node as usize;
-        let map = self.sl2vl[node]
-            .get(self.net.slots[s].port as usize)
-            .unwrap_or(&self.sl2vl_global);
+        // Without per-node tables (`sl2vl_any`) every node's entry is
+        // empty: skip reading it (a cache miss per new message).
+        let map = if self.sl2vl_any {
+            let node = self.net.slots[s].node as usize;
+            self.sl2vl[node]
+                .get(self.net.slots[s].port as usize)
+                .unwrap_or(&self.sl2vl_global)
+        } else {
+            &self.sl2vl_global
+        };
         map[sl as usize & 15].min(self.v as u8 - 1)
     }
 
@@ -1918,7 +1966,7 @@ impl Simulation {
             let fl = &mut self.flows[fi];
             if fl.queued & (1 << vl) == 0 && !fl.backlog[vl].is_empty() {
                 fl.queued |= 1 << vl;
-                self.req[s * self.v + vl].push_back(f);
+                self.out[s * self.v + vl].req.push_back(f);
                 self.ports[s].pending += 1;
                 added = true;
             }
@@ -2020,7 +2068,7 @@ impl Simulation {
             self.counters[s].rcv_bytes += bytes;
             self.counters[s].rcv_pkts += pkts;
         }
-        for k in 0..self.credits.len() {
+        for k in 0..self.out.len() {
             self.absorb_credits(k);
         }
         let interval = self.now - self.last_sweep;
@@ -2125,11 +2173,12 @@ impl Simulation {
     /// credit deadlock.
     fn find_deadlock(&self) -> Option<Vec<String>> {
         let v = self.v;
-        let n = self.fifo.len();
+        let n = self.inp.len();
         let horizon = self.last_sweep;
         let blocked_next = |f: usize| -> Option<usize> {
-            let pid = *self.fifo[f].front()?;
-            if self.head_at[f] != NONE || self.last_pop[f] > horizon || self.now == horizon {
+            let pid = *self.inp[f].fifo.front()?;
+            if self.inp[f].head_at != NONE || self.inp[f].last_pop > horizon || self.now == horizon
+            {
                 return None;
             }
             let p = &self.pkts[pid as usize];
@@ -2137,7 +2186,7 @@ impl Simulation {
                 return None;
             }
             let k = p.out_slot as usize * v + p.out_vl as usize;
-            if self.credits[k] >= p.units as i64 {
+            if self.out[k].credits >= p.units as i64 {
                 return None;
             }
             let r = self.net.slots[p.out_slot as usize].remote;
@@ -2148,7 +2197,7 @@ impl Simulation {
         };
         let mut state = vec![0u8; n]; // 0 new, 1 on path, 2 done
         for startf in 0..n {
-            if state[startf] != 0 || self.fifo[startf].is_empty() {
+            if state[startf] != 0 || self.inp[startf].fifo.is_empty() {
                 continue;
             }
             let mut path = Vec::new();
@@ -2233,7 +2282,7 @@ impl Simulation {
                         // Packets waiting for this output are dropped.
                         for vl in 0..self.v {
                             let k = x * self.v + vl;
-                            let waiting: Vec<u32> = self.req[k].drain(..).collect();
+                            let waiting: Vec<u32> = self.out[k].req.take_all();
                             self.ports[x].pending -= waiting.len() as u32;
                             for fid in waiting {
                                 self.head_request(fid);

@@ -32,6 +32,17 @@ pub(super) fn elem<T>(v: &[T], i: usize) {
     }
 }
 
+/// Prefetches element `i` of `v` if it exists, both its first and its
+/// last line (a record wider than a line, or one that straddles two).
+#[inline(always)]
+pub(super) fn lane<T>(v: &[T], i: usize) {
+    if i < v.len() {
+        let p = v.as_ptr().wrapping_add(i);
+        line(p);
+        line((p as *const u8).wrapping_add(std::mem::size_of::<T>() - 1));
+    }
+}
+
 /// How many events ahead each stage looks: far enough for a miss to
 /// resolve before the event runs, near enough that the line is still
 /// there (a bucket of a large fabric holds hundreds of events; a small
