@@ -581,7 +581,7 @@ def _csvs(rep: Dict[str, Any], out: Path) -> None:
     pd.DataFrame(rep["h4_h5"]["table3"] + rep["h4_h5"]["oversubscribed"]).to_csv(out / "h4_h5_times.csv", index=False)
     pd.DataFrame(rep["h6"]).to_csv(out / "h6_node_order.csv", index=False)
     if rep["hw"] is not None:
-        reconfig_hw.write_csvs(rep["hw"], out)
+        reconfig_hw._write_csvs(rep["hw"], out)
 
 
 def _plots(rep: Dict[str, Any], out: Path) -> None:
@@ -706,7 +706,7 @@ def _print(rep: Dict[str, Any]) -> None:
     print(f"  paper: {PAPER['node_order']}")
     print(f"H7 spanning trees XGFT(3;4,4,3;1,2,3): {rep['h7']} (paper 6 different, 2 disjoint)")
     if rep["hw"] is not None:
-        reconfig_hw.print_report(rep["hw"])
+        reconfig_hw._print_report(rep["hw"])
     print("Wall-clock comparisons with the papers (H1, Table 3, Figs. 11-12) are printed above for information;"
           " make bench-reconfig reports them as ratios.")
     render_scoreboard("reconfig", [Check(**{k: v for k, v in c.items() if k not in ("verdict", "mark")})

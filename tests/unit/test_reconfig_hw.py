@@ -21,6 +21,7 @@ from ibcloud.reconfig_hw import (
     ebb_raw,
     matchings,
     pingpong,
+    paper_result,
     pingpong_fast,
     ring,
     shutdown_class,
@@ -102,18 +103,7 @@ def test_calibration_hits_table_1():
 
 def _paper_like():
     """A result with the paper's own values (what a perfect model returns)."""
-    t1 = PAPER["table1"]
-    cases = {c: {"pingpong_mbps": t1["pingpong_mbps"][i], "natural_ring_mbps": t1["natural_ring_mbps"][i],
-                 "random_ring_mbps": t1["random_ring_mbps"][i], "pingpong_latency_us": t1["pingpong_latency_us"][i],
-                 "random_ring_latency_us": t1["random_ring_latency_us"][i]} for i, c in enumerate(CASES)}
-    cases["ftree_fault"].update(ebb=1972.0, alltoall_us=700.0)
-    cases["slim_fault"].update(ebb=2187.0, alltoall_us=690.0)
-    return {"calibration": {"pingpong_mbps": 3856.83, "host_mbps": 3870.0, "overhead_us": 1.3},
-            "a": {"full_ftree": 2650.0, "full_slim": 2650.0, "full_ftree_raw": 2748.0, "netgauge_factor": 0.96,
-                  "slim_first_equals_ftree": False,
-                  "judged": {"ebb_ftree": 2473.0, "ebb_slim": 3227.0, "alltoall_ftree_us": 2751.0,
-                             "alltoall_slim_us": 1817.0}},
-            "b": {"cases": cases, "links": [{}] * 9}}
+    return paper_result()
 
 
 def test_judging_the_papers_own_values():

@@ -564,6 +564,7 @@ def _assemble_hold(rows: _Rows, source: str, bad_vms: str, code, ids, time, cpu,
                  cleaning=report)
 
 
+@checked_ints
 def read_plain(path: PathLike, bad_vms: str = "error", start_day: int = 0, days: Optional[int] = None) -> Trace:
     """Reads the plain layout (CSV or Parquet; see the module documentation).
 
@@ -646,6 +647,7 @@ def _bitbrains_files(path: Path) -> List[Path]:
     return [path]
 
 
+@checked_ints
 def read_bitbrains(path: PathLike, bad_vms: str = "error", grid: str = "snap", start_day: int = 0,
                    days: Optional[int] = None, clip_over_100: bool = False) -> Trace:
     """Reads Bitbrains GWA-T-12 per-VM files (a directory of them, a directory
@@ -749,6 +751,7 @@ def _bitbrains_rows(path: Path, clip_over_100: bool = False) -> _Rows:
     return rows
 
 
+@checked_ints
 def read_windows(path: PathLike, layout: Optional[str] = None, days: Optional[int] = None, *,
                  vmtable: Optional[PathLike] = None, vcpus: Optional[int] = None, bad_vms: str = "error",
                  grid: str = "snap", clip_over_100: bool = False) -> List[Trace]:

@@ -35,6 +35,8 @@ import math
 import random
 from typing import Dict, List, Sequence, Tuple
 
+from ibcloud.safeio import checked_ints
+
 __all__ = ["pingpong", "ring", "random_rings", "LOOPS", "MEASUREMENTS", "RING_LOOPS", "RING_MEASUREMENTS",
            "RANDOM_RINGS"]
 
@@ -82,6 +84,7 @@ def pingpong(lat: Samples, o: float) -> Tuple[float, float, float]:
     return min(per_pair), sum(per_pair) / len(per_pair), max(per_pair)
 
 
+@checked_ints
 def ring(order: Sequence[int], lat: Samples, o: float, start: int = 0) -> float:
     """HPCC's ring latency of the ring ``order`` (process ids, neighbours
     adjacent, wrapping): the minimum over :data:`RING_MEASUREMENTS` of the
@@ -133,6 +136,7 @@ def ring(order: Sequence[int], lat: Samples, o: float, start: int = 0) -> float:
     return best
 
 
+@checked_ints
 def random_rings(n: int, lat: Samples, o: float, count: int = RANDOM_RINGS, seed: int = 0) -> float:
     """Geometric mean of :func:`ring` over ``count`` random orderings of
     processes 0…n−1 (HPCC: 30).

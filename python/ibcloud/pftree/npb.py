@@ -52,6 +52,7 @@ import dataclasses
 import math
 import random
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from ibcloud.safeio import checked_ints
 
 __all__ = ["KERNELS", "CLASSES", "PAPER", "RANKS", "PER_NODE", "Step", "skeleton", "node_matrix",
            "noise_flows", "run", "predict"]
@@ -85,7 +86,12 @@ _MG = {"A": (256, 4), "B": (256, 20), "C": (512, 20)}  # n per dimension, nit
 @dataclasses.dataclass(frozen=True)
 class Step:
     """One bulk-synchronous communication step, repeated ``count`` times:
-    ``messages`` are (source rank, destination rank, bytes)."""
+    ``messages`` are (source rank, destination rank, bytes).
+
+    >>> s = Step("exchange", ((0, 1, 4096), (1, 0, 4096)), count=10)
+    >>> s.count * sum(b for *_, b in s.messages)
+    81920
+    """
 
     name: str
     messages: Tuple[Tuple[int, int, int], ...]
@@ -116,6 +122,7 @@ def _alltoall(name: str, n: int, nbytes: int, count: int) -> Step:
     return Step(name, tuple((i, j, nbytes) for i in range(n) for j in range(n) if i != j), count)
 
 
+@checked_ints
 def skeleton(kernel: str, cls: str, ranks: int = RANKS) -> List[Step]:
     """The communication steps of NPB ``kernel`` at class ``cls`` on
     ``ranks`` ranks (timed section only).
@@ -215,6 +222,7 @@ def skeleton(kernel: str, cls: str, ranks: int = RANKS) -> List[Step]:
     return steps
 
 
+@checked_ints
 def node_matrix(step: Step, per_node: int = PER_NODE, placement: str = "block") -> Dict[Tuple[int, int], int]:
     """Bytes between nodes in one instance of ``step``: rank r on node
     r // per_node (``block``, by slot) or r mod nodes (``cyclic``, round
@@ -358,6 +366,7 @@ def _setup(app_port: int, noise_partitions: int):
     return fabric, conf, [lid for lid, _ in app], [[lid for lid, _ in grp] for grp in groups]
 
 
+@checked_ints
 def run(draws: int = 2, seed: int = 1, cap: int = DEFAULT_CAP, kernels: Sequence[str] = KERNELS,
         classes: Sequence[str] = CLASSES, app_port: int = 0, noise_partitions: int = 2,
         readings: Sequence[str] = READINGS, placement: str = "block",
