@@ -699,8 +699,10 @@ impl Simulation {
     /// bucket will touch (see `prefetch`): far ahead the lines an event
     /// names directly, then those their contents point to (a packet's
     /// forwarding entry, the upstream sender whose credit queue a
-    /// transmission writes, the queues' buffers), then the output the
-    /// forwarding entry selects, and nearest that output's queue buffers.
+    /// transmission writes, a generating flow's HCA output, the queues'
+    /// buffers), then the output the forwarding entry selects (or the input
+    /// FIFO an output serves next), and nearest the queue buffers, packet
+    /// records and far link ends those point to.
     #[inline]
     fn prefetch_ahead(&self) {
         if self.heap.sorted_len() < self.prefetch_min_bucket {
@@ -778,6 +780,18 @@ impl Simulation {
                         }
                     }
                 }
+                GEN => {
+                    // The source HCA's output, which the new message may
+                    // be sent on at once.
+                    let src = self.flows.get(a).map(|f| f.def.src as usize);
+                    if let Some(&s) = src.and_then(|src| self.net.ep_slot.get(src)) {
+                        let s = s as usize;
+                        prefetch::elem(&self.ports, s);
+                        prefetch::elem(&self.net.slots, s);
+                        prefetch::elem(&self.counters, s);
+                        prefetch::lane(&self.out, s * v);
+                    }
+                }
                 _ => {}
             }
         }
@@ -818,21 +832,47 @@ impl Simulation {
             }
         }
         if let Some(e) = self.heap.ahead(prefetch::STAGE4) {
-            if e.kind() == ARRIVE {
-                if let (Some(p), Some(slot)) = (pkt_in(e), self.net.slots.get(e.a as usize)) {
-                    if slot.is_switch {
-                        let out = self.net.route(slot.node, p.dlid);
-                        if out != NONE {
-                            let o = out as usize * v;
-                            if let Some(r) = self.out.get(o).and_then(|l| l.req.back()) {
-                                prefetch::line(r);
+            let a = e.a as usize;
+            match e.kind() {
+                ARRIVE => {
+                    if let (Some(p), Some(slot)) = (pkt_in(e), self.net.slots.get(a)) {
+                        if slot.is_switch {
+                            let out = self.net.route(slot.node, p.dlid);
+                            if out != NONE {
+                                let o = out as usize * v;
+                                if let Some(r) = self.out.get(o).and_then(|l| l.req.back()) {
+                                    prefetch::line(r);
+                                }
+                                if let Some(c) = self.out.get(o).and_then(|l| l.credit_q.front()) {
+                                    prefetch::line(c);
+                                }
+                                // The far end of the output's link.
+                                if let Some(o) = self.net.slots.get(out as usize) {
+                                    prefetch::elem(&self.net.slots, o.remote as usize);
+                                    prefetch::elem(&self.inp, o.remote as usize * v);
+                                }
                             }
-                            if let Some(c) = self.out.get(o).and_then(|l| l.credit_q.front()) {
+                        }
+                    }
+                }
+                TX_DONE | CREDIT => {
+                    // The next request's packet and its sender's credit
+                    // queue buffer.
+                    if let Some(&fid) = self.out.get(a * v).and_then(|l| l.req.front()) {
+                        let f = fid as usize;
+                        if let Some(&pid) = self.inp.get(f).and_then(|l| l.fifo.front()) {
+                            prefetch::elem(&self.pkts, pid as usize);
+                        }
+                        let (fs, fv) = self.slot_vl(f);
+                        if let Some(slot) = self.net.slots.get(fs) {
+                            let up = slot.remote as usize * v + fv;
+                            if let Some(c) = self.out.get(up).and_then(|l| l.credit_q.back()) {
                                 prefetch::line(c);
                             }
                         }
                     }
                 }
+                _ => {}
             }
         }
     }

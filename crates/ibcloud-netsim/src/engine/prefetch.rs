@@ -47,10 +47,10 @@ pub(super) fn lane<T>(v: &[T], i: usize) {
 /// resolve before the event runs, near enough that the line is still
 /// there (a bucket of a large fabric holds hundreds of events; a small
 /// fabric's few events stay in the cache anyway).
-pub(super) const STAGE1: usize = 16;
-pub(super) const STAGE2: usize = 11;
-pub(super) const STAGE3: usize = 6;
-pub(super) const STAGE4: usize = 2;
+pub(super) const STAGE1: usize = 24;
+pub(super) const STAGE2: usize = 16;
+pub(super) const STAGE3: usize = 9;
+pub(super) const STAGE4: usize = 3;
 
 /// Buckets with fewer events left are not prefetched from: only a large
 /// fabric fills its buckets, and a small one's state is in the cache
