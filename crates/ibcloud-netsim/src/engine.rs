@@ -715,6 +715,17 @@ impl Simulation {
             prefetch::elem(&self.pkts, pid as usize);
         }
         let pkt_in = |e: &Ev| self.pkts.get(e.b as usize);
+        // The output a switch arrival will be forwarded to (its forwarding
+        // entry, prefetched by the stage before, is read here).
+        let arrival_out = |e: &Ev| {
+            let (p, slot) = (pkt_in(e)?, self.net.slots.get(e.a as usize)?);
+            let out = if slot.is_switch {
+                self.net.route(slot.node, p.dlid)
+            } else {
+                NONE
+            };
+            (out != NONE).then_some(out as usize)
+        };
         if let Some(e) = self.heap.ahead(prefetch::STAGE1) {
             let a = e.a as usize;
             match e.kind() {
@@ -799,17 +810,13 @@ impl Simulation {
             let a = e.a as usize;
             match e.kind() {
                 ARRIVE => {
+                    if let Some(o) = arrival_out(e) {
+                        prefetch::elem(&self.ports, o);
+                        prefetch::elem(&self.net.slots, o);
+                        prefetch::lane(&self.out, o * v);
+                        prefetch::elem(&self.counters, o);
+                    }
                     if let (Some(p), Some(slot)) = (pkt_in(e), self.net.slots.get(a)) {
-                        if slot.is_switch {
-                            let out = self.net.route(slot.node, p.dlid);
-                            if out != NONE {
-                                let o = out as usize;
-                                prefetch::elem(&self.ports, o);
-                                prefetch::elem(&self.net.slots, o);
-                                prefetch::lane(&self.out, o * v);
-                                prefetch::elem(&self.counters, o);
-                            }
-                        }
                         let up = slot.remote as usize * v + p.vl as usize;
                         if let Some(c) = self.out.get(up).and_then(|l| l.credit_q.back()) {
                             prefetch::line(c);
@@ -835,23 +842,18 @@ impl Simulation {
             let a = e.a as usize;
             match e.kind() {
                 ARRIVE => {
-                    if let (Some(p), Some(slot)) = (pkt_in(e), self.net.slots.get(a)) {
-                        if slot.is_switch {
-                            let out = self.net.route(slot.node, p.dlid);
-                            if out != NONE {
-                                let o = out as usize * v;
-                                if let Some(r) = self.out.get(o).and_then(|l| l.req.back()) {
-                                    prefetch::line(r);
-                                }
-                                if let Some(c) = self.out.get(o).and_then(|l| l.credit_q.front()) {
-                                    prefetch::line(c);
-                                }
-                                // The far end of the output's link.
-                                if let Some(o) = self.net.slots.get(out as usize) {
-                                    prefetch::elem(&self.net.slots, o.remote as usize);
-                                    prefetch::elem(&self.inp, o.remote as usize * v);
-                                }
-                            }
+                    if let Some(out) = arrival_out(e) {
+                        let lane = self.out.get(out * v);
+                        if let Some(r) = lane.and_then(|l| l.req.back()) {
+                            prefetch::line(r);
+                        }
+                        if let Some(c) = lane.and_then(|l| l.credit_q.front()) {
+                            prefetch::line(c);
+                        }
+                        // The far end of the output's link.
+                        if let Some(o) = self.net.slots.get(out) {
+                            prefetch::elem(&self.net.slots, o.remote as usize);
+                            prefetch::elem(&self.inp, o.remote as usize * v);
                         }
                     }
                 }
