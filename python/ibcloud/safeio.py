@@ -31,7 +31,7 @@ from typing import Iterator, Union
 from ibcloud.exceptions import ParseError
 
 __all__ = ["EXCERPT_CHARS", "excerpt", "bounded", "read_text", "atomic_write", "atomic_path", "checked_ints",
-           "IntRangeError"]
+           "IntRangeError", "finite_json", "dumps_json"]
 
 #: Characters of file content an error message quotes at most.
 EXCERPT_CHARS = 60
@@ -220,6 +220,49 @@ def load_json(path: PathLike) -> object:
         raise ParseError(f"{os.fspath(path)}:{err.lineno}: not JSON: {err.msg} (column {err.colno})") from None
     except ValueError as err:
         raise ParseError(f"{os.fspath(path)}: {err}") from None
+
+
+def finite_json(value: object) -> object:
+    """``value`` with every float that is not finite (NaN, ±infinity; numpy's
+    included) replaced by ``None``, through dicts, lists and tuples.
+
+    JSON has no NaN or infinity: Python's ``json`` writes ``NaN`` and
+    ``Infinity``, which strict readers (``jq``, JavaScript, our own
+    :func:`load_json`) refuse. An undefined ratio or an unbounded mean is
+    ``null`` in our JSON, and the text reports say in words why.
+
+    >>> finite_json({"r": float("nan"), "xs": [1.5, float("inf")], "n": 3})
+    {'r': None, 'xs': [1.5, None], 'n': 3}
+    """
+    if isinstance(value, float) or type(value).__name__ in ("float64", "float32", "float16"):
+        f = float(value)  # type: ignore[arg-type]
+        return f if f == f and f not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def dumps_json(value: object, **kwargs) -> str:
+    """``json.dumps`` for every JSON document ibcloud prints or writes: strict
+    JSON (non-finite floats become ``null``, see :func:`finite_json`);
+    other keyword arguments as for ``json.dumps`` (``default=str`` unless
+    given).
+
+    >>> dumps_json({"ratio": float("inf"), "ok": True})
+    '{"ratio": null, "ok": true}'
+    """
+    import json
+
+    kwargs.setdefault("default", str)
+
+    def default(obj: object) -> object:
+        # Objects the caller's ``default`` turns into floats are checked too.
+        return finite_json(kwargs["default"](obj))
+
+    rest = {k: v for k, v in kwargs.items() if k != "default"}
+    return json.dumps(finite_json(value), allow_nan=False, default=default, **rest)
 
 
 def _no_constant(name: str) -> float:

@@ -567,11 +567,31 @@ def test_sm_ctl_json_and_text():
     assert _ctl_text({"ok": True, "counters": {"sent": 3}}) == "ok: true\ncounters.sent: 3"
 
 
+def _refuse_constant(name):
+    raise AssertionError(f"{name} in a JSON document: not JSON")
+
+
+def test_json_documents_have_no_nan_or_infinity():
+    import numpy as np
+
+    from ibcloud.safeio import dumps_json, finite_json
+
+    doc = {"ratio": float("nan"), "mean": float("-inf"), "xs": (1.0, np.float64("inf"), np.float32(2.5)),
+           "nested": [{"a": np.nan}], "n": 3, "s": "inf"}
+    text = dumps_json(doc, indent=1)
+    back = json.loads(text, parse_constant=_refuse_constant)
+    assert back == {"ratio": None, "mean": None, "xs": [1.0, None, 2.5], "nested": [{"a": None}], "n": 3, "s": "inf"}
+    assert finite_json(doc)["xs"][2] == 2.5
+    # a caller's `default` that yields a non-finite float is caught as well
+    assert dumps_json({"x": object()}, default=lambda _: float("nan")) == '{"x": null}'
+
+
 def test_reproduce_json_carries_the_scoreboard_rows(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     argv = ["reproduce", "sa-cache", "--no-flood", "--round-seconds", "0.5", "--no-plots", "--json"]
     status, out, err = run(capsys, *argv)
-    data = json.loads(out)  # the reproduction's own document, with the scoreboard rows added
+    # the reproduction's own document, with the scoreboard rows added; strict JSON (no NaN / Infinity)
+    data = json.loads(out, parse_constant=_refuse_constant)
     assert status == data["status"] and status in (0, 1), err
     assert data["checks"] and data["claims"] and len(data["claims"]) == len(data["checks"])
     assert {"id", "kind", "verdict", "paper_value", "tolerance", "ours"} <= set(data["claims"][0])

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ibcloud.exceptions import IbcloudError
+from ibcloud.safeio import dumps_json
 
 __all__ = ["KINDS", "Kind", "Outcome", "Param", "execute"]
 
@@ -391,7 +392,7 @@ def _host(s: Dict[str, Any]) -> Outcome:
         row["latency_us_mean"] = float(lv.mean()) if len(lv) else math.nan
         row["latency_us_p99"] = float(lv.quantile(0.99)) if len(lv) else math.nan
         rows.append(row)
-    files = {"summary.json": json.dumps(summary, indent=1, default=str).encode(),
+    files = {"summary.json": dumps_json(summary, indent=1, default=str).encode(),
              "samples.csv": samples.to_csv(index=False).encode()}
     return Outcome(rows, files)
 
@@ -434,13 +435,13 @@ def _reproduce(s: Dict[str, Any]) -> Outcome:
         except ValueError:
             data = None
     rows: List[Dict[str, Any]] = [{"record": "summary", "status": status, "output": out,
-                                   "json": json.dumps(data, default=str) if data is not None else ""}]
+                                   "json": dumps_json(data, default=str) if data is not None else ""}]
     checks = data.get("checks") if isinstance(data, dict) else None
     if isinstance(checks, list):
         for check in checks:
             if isinstance(check, dict):
                 rows.append({"record": "check", **{k: (v if isinstance(v, (int, float, str, bool)) or v is None
-                                                       else json.dumps(v)) for k, v in check.items()}})
+                                                       else dumps_json(v)) for k, v in check.items()}})
     return Outcome(rows, files, status=status)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from ibcloud.checks import VERDICTS
+from ibcloud.safeio import dumps_json
 
 __all__ = ["claims_frame", "totals", "markdown", "html_section", "write", "PAPERS"]
 
@@ -192,7 +193,7 @@ def write(claims: Any, out: Union[str, os.PathLike]) -> List[Path]:
     out.mkdir(parents=True, exist_ok=True)
     t = totals(claims)
     j = out / "scoreboard.json"
-    j.write_text(json.dumps({"totals": {k: dict(v) for k, v in t.to_dict(orient="index").items()},
+    j.write_text(dumps_json({"totals": {k: dict(v) for k, v in t.to_dict(orient="index").items()},
                              "claims": claims.to_dict(orient="records")}, indent=2, default=str) + "\n")
     p = out / "scoreboard.parquet"
     claims.astype(str).to_parquet(p, index=False)

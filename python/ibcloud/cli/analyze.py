@@ -39,6 +39,7 @@ from ibcloud.analysis import Analysis, analyze, patterns
 from ibcloud.cli._routed import add_arguments, load
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import AnalysisError
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register", "render"]
 
@@ -167,7 +168,7 @@ def _analyze(args: argparse.Namespace) -> ExitStatus:
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         a.plot(args.plot, title=f"{args.fabric}: {a.pattern}")
     if args.json:
-        print(json.dumps(a.summary(), indent=2, default=_json_default))
+        print(dumps_json(a.summary(), indent=2, default=_json_default))
     else:
         print(render(a, links=args.links))
         if args.plot:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import IbcloudError
+from ibcloud.safeio import dumps_json
 
 if TYPE_CHECKING:
     from ibcloud.campaign.spec import Campaign
@@ -201,7 +202,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             doc = {"status": int(status), "reproductions": report, "totals": t,
                    "report": str(page) if page is not None else None}
-        print(json.dumps(doc, indent=2, default=str))
+        print(dumps_json(doc, indent=2, default=str))
     return int(status)
 
 

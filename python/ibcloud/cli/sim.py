@@ -30,6 +30,7 @@ from ibcloud.cli._routed import add_arguments, load
 from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import ParseError, SimulationError
+from ibcloud.safeio import dumps_json
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -235,7 +236,7 @@ def _sim(args: argparse.Namespace) -> ExitStatus:
         out["flow_table"] = json.loads(r.flows.head(args.flows).to_json(orient="records"))
         if args.controller == "dftree":
             out["dftree_events"] = r.dftree_events
-        print(json.dumps(out, indent=2, default=str))
+        print(dumps_json(out, indent=2, default=str))
     else:
         print(render(r))
         if args.flows:

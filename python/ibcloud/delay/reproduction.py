@@ -39,6 +39,7 @@ from ibcloud.delay.packing import consolidate
 from ibcloud.delay.plots import CASES, plot_cases, plot_fleet, plot_full_data, plot_host, plot_pareto, plot_scatter
 from ibcloud.delay.trace import Trace
 from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
+from ibcloud.safeio import dumps_json
 
 __all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT"]
 
@@ -352,7 +353,7 @@ def reproduce(trace: Trace, out: Optional[Path] = DEFAULT_OUT, plots: bool = Tru
     if out is not None:
         summary = Path(out) / "summary.json"
         rep.files.append(str(summary))
-        summary.write_text(json.dumps(rep.as_dict(), indent=2) + "\n")
+        summary.write_text(dumps_json(rep.as_dict(), indent=2) + "\n")
     return rep
 
 
@@ -624,7 +625,7 @@ def run(args: argparse.Namespace) -> int:
         if status is not None:
             status.stop()
     if args.json:
-        print(json.dumps(rep.as_dict(), indent=2))
+        print(dumps_json(rep.as_dict(), indent=2))
     else:
         console = Console(highlight=False)
         if not console.is_terminal:

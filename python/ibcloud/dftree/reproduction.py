@@ -29,6 +29,7 @@ from ibcloud.dftree import config as dftree_config
 from ibcloud.dftree import testbed, testbed_settings
 from ibcloud.sim import SimResult, config, parse_duration, parse_traffic
 from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
+from ibcloud.safeio import dumps_json
 
 __all__ = ["PAPER", "Check", "configure", "reproduce", "run"]
 
@@ -768,7 +769,7 @@ def reproduce(out: Optional[Path] = DEFAULT_OUT, plots: bool = True, full: bool 
             files += _plots(rep, out)
         p = out / "summary.json"
         rep.files = [str(f) for f in files + [p]]
-        p.write_text(json.dumps(rep.as_dict(), indent=2, default=str) + "\n")
+        p.write_text(dumps_json(rep.as_dict(), indent=2, default=str) + "\n")
     return rep
 
 
@@ -905,7 +906,7 @@ def run(args: argparse.Namespace) -> int:
                     sim_interval=args.sim_interval, sim_sink=args.sim_sink_gbps, sim_hold=args.sim_clear_sweeps,
                     testbed_sink=args.testbed_sink_gbps, readings=args.readings)
     if args.json:
-        print(json.dumps(rep.as_dict(), indent=2, default=str))
+        print(dumps_json(rep.as_dict(), indent=2, default=str))
     else:
         console = Console(highlight=False)
         if not console.is_terminal:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ibcloud import _native
 from ibcloud.host.scenario import EXAMPLE, Scenario, locate
-from ibcloud.safeio import checked_ints
+from ibcloud.safeio import checked_ints, dumps_json
 
 __all__ = ["EXAMPLE", "HostResult", "Scenario", "locate", "run"]
 
@@ -218,7 +218,7 @@ class HostResult:
             df.to_parquet(p, index=False)
             files.append(p)
         p = d / "summary.json"
-        p.write_text(json.dumps(self.summary(), indent=2))
+        p.write_text(dumps_json(self.summary(), indent=2))
         files.append(p)
         if plots:
             files.extend(self._plots(d))

@@ -40,7 +40,7 @@ from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboa
 from ibcloud.cli._args import integer
 from ibcloud.host.ibmon import checks_of, write_summary
 from ibcloud.host.thrashing import _run_all
-from ibcloud.safeio import checked_ints
+from ibcloud.safeio import checked_ints, dumps_json
 
 __all__ = ["PAIRS", "TRAIN", "TARGETS", "calibrate", "configure", "reproduce", "run"]
 
@@ -128,6 +128,19 @@ def _ratio(d_bg: float, d_main: float) -> float:
     if d_main <= 0:
         return INF if d_bg > 0 else float("nan")
     return d_bg / d_main
+
+
+def _ratio_text(x: float) -> str:
+    """A degradation ratio for the reports, in words where it is not a number.
+
+    >>> _ratio_text(4.61), _ratio_text(float("nan")), _ratio_text(float("inf"))
+    ('4.61', 'undefined (0/0)', 'unbounded (main not degraded)')
+    """
+    if x != x:
+        return "undefined (0/0)"
+    if math.isinf(x):
+        return "unbounded (main not degraded)"
+    return f"{x:.2f}"
 
 
 def _records(result: Any) -> List[Dict[str, Any]]:
@@ -383,22 +396,25 @@ def _checks(s: Dict[str, Any]) -> List[Check]:
     thrash = [f17[k]["thrash"]["ratio"] for k in keys]
 
     def fmt(xs: List[float]) -> str:
-        return ", ".join(f"({k}) {x:.2f}" for k, x in zip(keys, xs))
+        return ", ".join(f"({k}) {_ratio_text(x)}" for k, x in zip(keys, xs))
+
+    def stat(x: float) -> str:
+        return f"{x:.2f}" if math.isfinite(x) else "undefined (a pair's ratio is)"
 
     m1, _ = _mean_sd(ratios[1])
-    out.append(reg["F17-1"].judge(abs(m1 - 1) <= 0.5, f"mean {m1:.2f}: {fmt(ratios[1])}; Thrash {fmt(thrash)}",
+    out.append(reg["F17-1"].judge(abs(m1 - 1) <= 0.5, f"mean {stat(m1)}: {fmt(ratios[1])}; Thrash {fmt(thrash)}",
                                   shape=math.isfinite(m1) and abs(m1 - 1) < abs(_mean_sd(thrash)[0] - 1)))
     for t, cid, tol, sd_bound in ((5, "F17-5", 1.0, 0.34), (10, "F17-10", 0.8, 0.9)):
         m, sd = _mean_sd(ratios[t])
         mean_ok = abs(m - THESIS[t]) <= tol
-        out.append(reg[cid].judge(mean_ok, f"mean {m:.2f}, σ {sd:.2f}: {fmt(ratios[t])}",
+        out.append(reg[cid].judge(mean_ok, f"mean {stat(m)}, σ {stat(sd)}: {fmt(ratios[t])}",
                                   shape=math.isfinite(m) and m > m1))
         # F's σ says how consistently FaReS reaches the target: one pair has no spread, and a small spread
         # around a missed mean (e.g. caps that change nothing) is no evidence of it.
         if len(keys) >= 2:
             out.append(reg[f"{cid}-sd"].judge(
                 mean_ok and sd <= sd_bound,
-                f"σ {sd:.2f}" + ("" if mean_ok else f" around a mean of {m:.2f}, off the target: not judged alone")))
+                f"σ {stat(sd)}" + ("" if mean_ok else f" around a mean of {stat(m)}, off the target: not judged alone")))
     order = [ratios[1][i] < ratios[5][i] < ratios[10][i] for i in range(len(keys))]
     out.append(reg["F17-order"].judge(all(order), f"{sum(order)}/{len(order)} pairs in order"))
     ovh = [abs(f17[k]["monitor"]["d_main"] - f17[k]["thrash"]["d_main"]) * 100 for k in keys]
@@ -640,7 +656,7 @@ def run(args: argparse.Namespace) -> int:
         write_outputs(s, args.out)
     s.pop("action_log", None)
     if args.json:
-        print(json.dumps(s, indent=2, default=str))
+        print(dumps_json(s, indent=2, default=str))
     else:
         _print(s)
     return exit_status(checks_of(s))

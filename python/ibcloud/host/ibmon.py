@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Optional
 
 from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
 from ibcloud.host import run as run_scenario
+from ibcloud.safeio import dumps_json
 
 __all__ = ["configure", "reproduce", "run"]
 
@@ -426,7 +427,7 @@ def write_summary(s: Dict[str, Any], out: str) -> None:
     from pathlib import Path
 
     Path(out).mkdir(parents=True, exist_ok=True)
-    (Path(out) / "summary.json").write_text(json.dumps(s, indent=2, default=str) + "\n")
+    (Path(out) / "summary.json").write_text(dumps_json(s, indent=2, default=str) + "\n")
 
 
 def _print(s: Dict[str, Any]) -> None:
@@ -513,7 +514,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_summary(s, args.out)
     if args.json:
-        print(json.dumps(s, indent=2, default=str))
+        print(dumps_json(s, indent=2, default=str))
     else:
         _print(s)
     return exit_status(checks_of(s))

@@ -36,6 +36,7 @@ from ibcloud.cli._args import integer
 from ibcloud.host.ibmon import checks_of, write_summary
 from ibcloud.host.nectere import scenario as nectere_scenario
 from ibcloud.host.thrashing import _run_all
+from ibcloud.safeio import dumps_json
 
 __all__ = ["SIZES", "configure", "reproduce", "run"]
 
@@ -550,7 +551,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_summary(s, args.out)
     if args.json:
-        print(json.dumps(s, indent=2, default=str))
+        print(dumps_json(s, indent=2, default=str))
     else:
         _print(s)
     return exit_status(checks_of(s))

@@ -34,6 +34,7 @@ from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboa
 from ibcloud.cli._args import integer
 from ibcloud.host import run as run_scenario
 from ibcloud.host.ibmon import checks_of, write_summary
+from ibcloud.safeio import dumps_json
 
 __all__ = ["TABLE3", "configure", "reproduce", "run"]
 
@@ -541,7 +542,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_summary(s, args.out)
     if args.json:
-        print(json.dumps(s, indent=2, default=str))
+        print(dumps_json(s, indent=2, default=str))
     else:
         _print(s)
     return exit_status(checks_of(s))

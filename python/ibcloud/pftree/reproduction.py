@@ -67,6 +67,7 @@ from ibcloud.pftree import paper
 from ibcloud.routing import route as plain_route
 from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
 from ibcloud.exceptions import IbcloudError
+from ibcloud.safeio import dumps_json
 
 __all__ = ["Check", "Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT"]
 
@@ -474,9 +475,11 @@ def _checks(delays: pd.DataFrame, ebb: pd.DataFrame, cont: pd.DataFrame, iso: pd
     if 1024 in per:
         w, p, m = per[1024]
         rel = 100 * (w / p - 1) if p > 0 else float("inf")
+        # pFTree with no interference at all makes the relative excess unbounded: say so in words.
+        rel_text = f"{rel:+.0f} %" if p > 0 else "unbounded: pFTree has none"
         checks.append(reg["C8b"].judge(abs(rel - 86.76) <= 0.01,
-                                       f"pFTree {p:.0f} → -Wt {w:.0f} ({rel:+.0f} %); marks-only variant "
-                                       f"{100 * (w / m - 1):+.1f} %", shape=w > p))
+                                       f"pFTree {p:.0f} → -Wt {w:.0f} ({rel_text}); marks-only variant "
+                                       + (f"{100 * (w / m - 1):+.1f} %" if m > 0 else "none"), shape=w > p))
     if bed:
         p, e, one = bed["pftree"], bed["pftree-ext"], bed["pftree one VL"]
         checks.append(reg["X7a"].judge(abs(p[0] - 3742) <= 1, f"{p[0]:.0f} MB/s alone (host limit 3,742 MB/s)"))
@@ -563,7 +566,7 @@ def _write(rep: Reproduction, out: Path, plots: bool) -> None:
     if not rep.npb.empty:
         rep.npb.to_csv(out / "npb_table2.csv", index=False)
         rep.npb_steps.to_csv(out / "npb_steps.csv", index=False)
-    (out / "summary.json").write_text(json.dumps(rep.as_dict(), indent=2, default=float))
+    (out / "summary.json").write_text(dumps_json(rep.as_dict(), indent=2, default=float))
     if plots:
         _plots(rep, out)
 
@@ -776,7 +779,7 @@ def run(args: argparse.Namespace) -> int:
     rep = reproduce(sizes=args.sizes, runs=runs, draws=draws, sweep=sweep, seed=args.seed, out=args.out,
                     plots=not args.no_plots, placement=args.placement, npb_draws=npb_draws, npb_cap=npb_cap)
     if args.json:
-        print(json.dumps(rep.as_dict(), indent=2, default=float))
+        print(dumps_json(rep.as_dict(), indent=2, default=float))
     else:
         console = Console(highlight=False)
         if not console.is_terminal:

@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
 from ibcloud.fabric import Fabric
 from ibcloud.vswitch import capacity, simulate, smp_time, table2, worst_case_marking
+from ibcloud.safeio import dumps_json
 
 __all__ = ["Reproduction", "configure", "reproduce", "run", "DESCRIPTION", "DEFAULT_OUT", "PAPER_TABLE2",
            "SCENARIOS", "TOPOLOGIES"]
@@ -256,7 +257,7 @@ def _wmean(rows: List[Dict[str, Any]], col: str) -> float:
 def _write(rep: Reproduction, out: Path, plots: bool) -> None:
     import pandas
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(rep.as_dict(), indent=2, default=float))
+    (out / "summary.json").write_text(dumps_json(rep.as_dict(), indent=2, default=float))
     pandas.DataFrame(rep.table2).to_csv(out / "table2.csv", index=False)
     pandas.DataFrame(rep.marking).to_csv(out / "marking.csv", index=False)
     if rep.campaign:
