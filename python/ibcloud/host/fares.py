@@ -399,7 +399,7 @@ def _checks(s: Dict[str, Any]) -> List[Check]:
         return ", ".join(f"({k}) {_ratio_text(x)}" for k, x in zip(keys, xs))
 
     def stat(x: float) -> str:
-        return f"{x:.2f}" if math.isfinite(x) else "undefined (a pair's ratio is)"
+        return f"{x:.2f}" if math.isfinite(x) else "undefined (not every pair's ratio is a number)"
 
     m1, _ = _mean_sd(ratios[1])
     out.append(reg["F17-1"].judge(abs(m1 - 1) <= 0.5, f"mean {stat(m1)}: {fmt(ratios[1])}; Thrash {fmt(thrash)}",
