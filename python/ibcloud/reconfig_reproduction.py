@@ -54,6 +54,7 @@ from ibcloud.fabric import Fabric
 from ibcloud.reconfig import noftree, tree_counts
 from ibcloud.routing import route
 from ibcloud.tables import ForwardingTables
+from ibcloud.safeio import dumps_json
 
 __all__ = ["DESCRIPTION", "DEFAULT_OUT", "PAPER", "configure", "reproduce", "run"]
 
@@ -564,7 +565,7 @@ def reproduce(quick: bool = False, full: bool = False, out: Optional[Path] = DEF
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(rep, indent=2, default=str))
+        (out / "summary.json").write_text(dumps_json(rep, indent=2, default=str))
         _csvs(rep, out)
         if plots:
             _plots(rep, out)
@@ -747,7 +748,7 @@ def run(args: argparse.Namespace) -> int:
     rep = reproduce(quick=args.quick, full=args.full, out=args.out, plots=not args.no_plots, repeats=args.repeats,
                     verbose=not args.json)
     if args.json:
-        print(json.dumps(rep, indent=2, default=str))
+        print(dumps_json(rep, indent=2, default=str))
     else:
         _print(rep)
         print(f"wrote {args.out} ({rep['seconds']:.1f} s)")

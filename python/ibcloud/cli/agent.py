@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ibcloud.cli.main import ExitStatus
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register", "guardian_command"]
 
@@ -96,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
         r = native(lambda: n.agent_restore(str(args.config)))
         if isinstance(r, ExitStatus):
             return int(r)
-        print(json.dumps(r) if args.json else
+        print(dumps_json(r) if args.json else
               ("no state file: nothing to restore" if r is None else f"restored: {', '.join(r['restored'])}"))
         return int(ExitStatus.SUCCESS)
     if args.policy is None:
@@ -117,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.parquet and log is not None and log.exists():
         _to_parquet(log, args.parquet)
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(dumps_json(summary, indent=2))
     else:
         _print_summary(summary)
     return int(ExitStatus.SUCCESS)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -31,7 +32,7 @@ def _check(args: argparse.Namespace) -> int:
     campaign = load(args.file)
     kinds = collections.Counter(t.kind for t in campaign.tasks)
     if args.json:
-        print(json.dumps({"name": campaign.name, "tasks": len(campaign.tasks), "kinds": dict(kinds),
+        print(dumps_json({"name": campaign.name, "tasks": len(campaign.tasks), "kinds": dict(kinds),
                           "task_list": [{"task": t.hash, "experiment": t.experiment, "settings": t.settings}
                                         for t in campaign.tasks] if args.verbose else None}, indent=2))
         return ExitStatus.SUCCESS
@@ -52,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
                   force=args.force)
     page = render(results, args.report) if args.report else None
     if args.json:
-        print(json.dumps({"tasks": summary.tasks, "ran": summary.ran, "skipped": summary.skipped,
+        print(dumps_json({"tasks": summary.tasks, "ran": summary.ran, "skipped": summary.skipped,
                           "failed": summary.failed, "problems": summary.problems, "seconds": summary.seconds,
                           "results": str(results), "report": str(page) if page else None}))
     else:
@@ -69,7 +70,7 @@ def _kinds(args: argparse.Namespace) -> int:
     from ibcloud.campaign import KINDS
 
     if args.json:
-        print(json.dumps({name: {"description": kind.description,
+        print(dumps_json({name: {"description": kind.description,
                                  "params": {p: {"type": str(v.type), "required": v.required, "default": v.default,
                                                 "choices": list(v.choices) if v.choices else None, "doc": v.doc}
                                             for p, v in kind.params.items()}}
@@ -110,7 +111,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.json:
         files = sorted(str(p.relative_to(page.parent)) for p in page.parent.rglob("*")
                        if p.is_file() and not p.name.startswith("."))
-        print(json.dumps({"report": str(page), "results": str(args.results), "files": files}, indent=2))
+        print(dumps_json({"report": str(page), "results": str(args.results), "files": files}, indent=2))
     else:
         print(f"wrote {page}")
     return ExitStatus.SUCCESS

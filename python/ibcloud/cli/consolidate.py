@@ -37,6 +37,7 @@ from typing import List, Optional
 
 from ibcloud.cli._args import add_out, deprecated
 from ibcloud.cli.main import ExitStatus
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register", "parse_days"]
 
@@ -131,7 +132,7 @@ def _consolidate(args: argparse.Namespace) -> ExitStatus:
                   "packings": result.packings, "seconds": round(result.seconds, 3), "statistics": stats,
                   "hosts_over_cap": over}
         if args.json:
-            print(json.dumps(report, indent=2))
+            print(dumps_json(report, indent=2))
         else:
             console = _console()
             console.print(f"{trace!r}")
@@ -161,7 +162,7 @@ def _consolidate(args: argparse.Namespace) -> ExitStatus:
         lines = ["vm_id,host"] + [f"{vm},{r['host']}" for r in rows for vm in r["vms"]]
         atomic_write(args.placement, "\n".join(lines) + "\n")
     if args.json:
-        print(json.dumps({
+        print(dumps_json({
             "trace": trace.summary(), "spec": result.spec.as_dict(), "pack_segments": result.pack_segments,
             "eval_segments": result.eval_segments, "eval_days": result.eval_days, "hosts": rows,
             "hosts_over_cap": len(over), "placement": str(args.placement) if args.placement else None,

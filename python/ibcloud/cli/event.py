@@ -47,6 +47,7 @@ from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import ReconfigError
 from ibcloud.reconfig import EVENTS, METHODS, order_by_traffic, read_order, reconfigure
 from ibcloud.routing import write_tables
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -132,7 +133,7 @@ def _event(args: argparse.Namespace) -> ExitStatus:
         report["output"] = str(args.output)
         report["output_format"] = write_tables(result.tables, args.output)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(dumps_json(report, indent=2))
     else:
         print(_text(" ".join(args.target), report))
         if args.output:

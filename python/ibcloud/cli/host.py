@@ -29,6 +29,7 @@ import json
 import time
 
 from ibcloud.cli.main import ExitStatus
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -58,7 +59,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         s = r.summary()
         s["wall_s"] = wall
-        print(json.dumps(s, indent=2))
+        print(dumps_json(s, indent=2))
         return ExitStatus.SUCCESS
     print(f"simulated {r.end_s:.6g} s in {wall:.2f} s wall ({r.events} events)")
     t = Table(box=None)
@@ -107,7 +108,7 @@ def _nectere(args: argparse.Namespace) -> int:
     if args.out:
         r.write(args.out, plots=not args.no_plots)
     if args.json:
-        print(json.dumps(r.summary(), indent=2))
+        print(dumps_json(r.summary(), indent=2))
         return ExitStatus.SUCCESS
     print(f"simulated {r.end_s:.6g} s ({r.events} events); F §5.7 layout: clients on host A, servers on host B")
     _print_split(r)

@@ -32,6 +32,7 @@ from ibcloud.cli._routed import add_arguments
 from ibcloud.cli.main import ExitStatus
 from ibcloud.cli.topo import _load
 from ibcloud.partitions import PartitionConfig, check, report_frame, route
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -45,7 +46,7 @@ def _parse(args: argparse.Namespace) -> ExitStatus:
         for p in conf.partitions
     ]
     if args.json:
-        print(json.dumps({"global_isolation": conf.global_isolation, "partitions": rows,
+        print(dumps_json({"global_isolation": conf.global_isolation, "partitions": rows,
                           "warnings": conf.warnings}, indent=2))
     else:
         import pandas
@@ -89,7 +90,7 @@ def _check(args: argparse.Namespace) -> ExitStatus:
     warnings += resolve_warnings
     out: Dict[str, Any] = {**report, "warnings": warnings}
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(dumps_json(out, indent=2))
     else:
         print(report_frame(report).to_string(index=False))
         for p in report["partitions"]:

@@ -35,6 +35,7 @@ from ibcloud.cli.topo import _load
 from ibcloud.exceptions import RoutingError
 from ibcloud.fabric import Fabric
 from ibcloud.routing import engines, read_guid_list, read_tables, route, write_tables
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -92,7 +93,7 @@ def _route(args: argparse.Namespace) -> ExitStatus:
         routing.path_sls.write(args.path_sls)
         report["path_sls"] = str(args.path_sls)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(dumps_json(report, indent=2))
     else:
         print(
             f"{label}: {args.engine} routed {report['switches']} switches x {fabric.max_lid} LIDs "
@@ -160,7 +161,7 @@ def _route_partitioned(args: argparse.Namespace, fabric: Fabric, label: str) -> 
         pt.write_qos(routing.pkey_sls(), qos, max_vls=args.max_vls or 8)
         report["qos_dir"] = str(qos)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(dumps_json(report, indent=2))
     else:
         print(f"{label}: {args.engine} ({routing.variant}) routed {report['switches']} switches "
               f"in {routing.seconds * 1000:.1f} ms; {report['unrouted_entries']} entries unrouted")
@@ -184,7 +185,7 @@ def _compare(args: argparse.Namespace) -> ExitStatus:
     total_entries = sum(r[2] for r in rows)
     total_blocks = sum(r[3] for r in rows)
     if args.json:
-        print(json.dumps({
+        print(dumps_json({
             "a": str(a_path), "b": str(b_path), "identical": not rows,
             "switches_differing": len(rows), "entries_differing": total_entries, "blocks_differing": total_blocks,
             "switches": [{"guid": f"0x{g:016x}", "description": d, "entries": e, "blocks": k} for g, d, e, k in rows],
@@ -199,7 +200,7 @@ def _compare(args: argparse.Namespace) -> ExitStatus:
 
 def _list(args: argparse.Namespace) -> ExitStatus:
     if args.json:
-        print(json.dumps([{"engine": name, "description": description} for name, description in engines()], indent=2))
+        print(dumps_json([{"engine": name, "description": description} for name, description in engines()], indent=2))
         return ExitStatus.SUCCESS
     for name, description in engines():
         print(f"{name:<8} {description}")

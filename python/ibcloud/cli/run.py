@@ -48,6 +48,7 @@ from ibcloud.fabric import Fabric
 from ibcloud.formats import formats
 from ibcloud.generate import FatTreeParams
 from ibcloud.tables import read_guid2lid, write_guid2lid
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -292,7 +293,7 @@ def _run_json(args: argparse.Namespace) -> ExitStatus:
         for experiment, group in frame.groupby("experiment", sort=False):
             rows[str(experiment)] = json.loads(group.dropna(axis=1, how="all").to_json(orient="records"))
     page = args.report / "index.html"
-    print(json.dumps({"status": int(status), "preset": args.preset, "out": str(args.out), "results": str(results),
+    print(dumps_json({"status": int(status), "preset": args.preset, "out": str(args.out), "results": str(results),
                       "report": str(page) if page.exists() else None,
                       "lines": [line for line in text.getvalue().splitlines() if line.strip()],
                       "rows": rows, "failures": store.failures()}, indent=2, default=str))

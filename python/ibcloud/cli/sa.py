@@ -38,6 +38,7 @@ from typing import Any
 from ibcloud.cli._args import lid
 from ibcloud.cli.main import ExitStatus
 from ibcloud.exceptions import SaError
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -70,7 +71,7 @@ def _resolve(args: argparse.Namespace) -> int:
             rows.append({"slid": s, "dlid": d, "sl": ans[0], "mtu": _MTU[ans[1]], "rate_gbps": _RATE.get(ans[2]),
                          "rate_code": ans[2], "hops_forward": ans[3], "hops_reverse": ans[4]})
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(dumps_json(rows, indent=2))
     else:
         print(f"{'SLID':<5} {'DLID':<5} {'SL':<3} {'MTU':<5} {'rate':<5} hops fwd/rev")
         for r in rows:
@@ -167,7 +168,7 @@ def _flood(args: argparse.Namespace) -> int:
                 runs.append({"window": w, "error": f"{type(err).__name__}: {err}"})
         title = f"SM of the local port, {len(pairs)} pairs, {args.duration:g} s per window"
     if args.json:
-        print(json.dumps({"runs": runs}, indent=2))
+        print(dumps_json({"runs": runs}, indent=2))
     else:
         _print_runs(runs, title)
     failed = any("error" in r or _bad(r) > 0 or r.get("answered", 0) == 0 for r in runs)
@@ -198,7 +199,7 @@ def _benchmark(args: argparse.Namespace) -> int:
 
             shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(dumps_json(out, indent=2))
     else:
         print(f"Algorithm 1 on OpenSM/ibsim ({out['nodes']} CAs): SIF + {args.mifs} MIFs, k = {args.k}, "
               f"{args.rounds} rounds of {args.round_seconds:g} s")

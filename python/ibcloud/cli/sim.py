@@ -217,7 +217,7 @@ def _sim(args: argparse.Namespace) -> ExitStatus:
         _name_the_file(err, args)
         if "credit deadlock" in str(err):
             if args.json:
-                print(json.dumps({"deadlock": str(err)}))
+                print(dumps_json({"deadlock": str(err)}))
             else:
                 print(f"DEADLOCK: {err}")
             return ExitStatus.FAILURE

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ibcloud.cli.main import ExitStatus
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -79,9 +80,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.summary:
         from ibcloud.safeio import atomic_write
 
-        atomic_write(args.summary, json.dumps(summary, indent=2) + "\n")
+        atomic_write(args.summary, dumps_json(summary, indent=2) + "\n")
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(dumps_json(summary, indent=2))
     else:
         _print_summary(summary)
     b = summary["bring_up"]
@@ -114,7 +115,7 @@ def _ctl(args: argparse.Namespace) -> int:
     from ibcloud.sm import ctl
 
     answer = ctl(args.socket, " ".join(args.cmd))
-    print(json.dumps(answer, indent=2) if args.json else _ctl_text(answer))
+    print(dumps_json(answer, indent=2) if args.json else _ctl_text(answer))
     return int(ExitStatus.SUCCESS if answer.get("ok") else ExitStatus.FAILURE)
 
 

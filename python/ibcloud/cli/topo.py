@@ -33,6 +33,7 @@ from ibcloud.exceptions import UnsupportedError
 from ibcloud.fabric import Fabric
 from ibcloud.formats import format_name, formats, guess_format
 from ibcloud.generate import FatTreeParams, presets
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -135,7 +136,7 @@ def _info(args: argparse.Namespace) -> ExitStatus:
             fabric.infer_ranks()
         summary = fabric.summary()
     if args.json:
-        print(json.dumps({"source": args.source, **summary}, indent=2))
+        print(dumps_json({"source": args.source, **summary}, indent=2))
     else:
         print_summary(summary, label)
     return ExitStatus.SUCCESS
@@ -153,7 +154,7 @@ def _convert(args: argparse.Namespace) -> ExitStatus:
     source = args.source_format or guess_format(args.input) or "detected from content"
     target = args.target_format or guess_format(args.output)
     if args.json:
-        print(json.dumps({"input": args.input, "input_format": source, "output": args.output,
+        print(dumps_json({"input": args.input, "input_format": source, "output": args.output,
                           "output_format": target, **counts(fabric)}, indent=2))
     else:
         print(f"{args.input} ({source}) -> {args.output} ({target}): {describe(fabric)}")
@@ -164,7 +165,7 @@ def _presets(args: argparse.Namespace) -> ExitStatus:
     """List the named fabrics with their counts and where they come from."""
     rows = presets()
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(dumps_json(rows, indent=2))
         return ExitStatus.SUCCESS
     from rich.console import Console
     from rich.table import Table

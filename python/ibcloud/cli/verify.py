@@ -23,6 +23,7 @@ import json
 from ibcloud.cli._routed import add_arguments, load
 from ibcloud.cli.main import ExitStatus
 from ibcloud.verify import read_path_sls_any, verify
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register"]
 
@@ -45,7 +46,7 @@ def _verify(args: argparse.Namespace) -> ExitStatus:
     path_sls = read_path_sls_any(args.path_sls) if args.path_sls else routed_sls
     report = verify(tables, path_sls=path_sls, include_switches=args.include_switches,
                     credit_loops=not args.no_credit_loops, per_link=args.per_link, sl2vl=args.sl2vl)
-    print(json.dumps(report.data, indent=2) if args.json else report.text.rstrip())
+    print(dumps_json(report.data, indent=2) if args.json else report.text.rstrip())
     return ExitStatus.SUCCESS if report.ok else ExitStatus.FAILURE
 
 

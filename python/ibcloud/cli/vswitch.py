@@ -34,6 +34,7 @@ from ibcloud.cli.main import ExitStatus
 from ibcloud.cli.topo import _load
 from ibcloud.exceptions import IbcloudError, VSwitchError
 from ibcloud.fabric import Fabric
+from ibcloud.safeio import dumps_json
 
 __all__ = ["register", "load_virtual", "populate"]
 
@@ -110,7 +111,7 @@ def _capacity(args: argparse.Namespace) -> ExitStatus:
     c = capacity(args.vfs, args.switches, args.routers, args.others, args.hypervisors, args.extension_bits,
                  args.share, args.dedicated)
     if args.json:
-        print(json.dumps(c, indent=2))
+        print(dumps_json(c, indent=2))
         return ExitStatus.SUCCESS
     p, d, e = c["prepopulated"], c["dynamic"], c["extension"]
     print(f"prepopulated LIDs, {args.vfs} VFs per hypervisor: at most {p['max_hypervisors']:,} hypervisors "
@@ -138,7 +139,7 @@ def _build(args: argparse.Namespace) -> ExitStatus:
             "vms": n, "switches": fabric.num_switches, "cas": fabric.num_cas, "lids": fabric.lids_in_use,
             "output": args.output}
     if args.json:
-        print(json.dumps(info, indent=2))
+        print(dumps_json(info, indent=2))
     else:
         print(f"{label}: {vf.num_hypervisors} hypervisors × {args.vfs} VFs ({args.scheme} LIDs), {n} VMs; "
               f"{fabric.num_switches} switches incl. vSwitches, {fabric.num_cas} CAs, {fabric.lids_in_use} LIDs"
@@ -178,7 +179,7 @@ def _migrate(args: argparse.Namespace) -> ExitStatus:
     if args.write:
         vf.fabric().write(args.write)
     if args.json:
-        print(json.dumps(r, indent=2))
+        print(dumps_json(r, indent=2))
     else:
         _print_migration(r, len(r["smps"]) if args.all else 20)
     bad = r.get("reachable") is False or (
@@ -208,7 +209,7 @@ def _migrate_sim(args: argparse.Namespace) -> ExitStatus:
             summary["needs_partially_static"] = int(m.needs_partially_static.sum())
     summary["snapshots"] = s.raw["snapshots"]
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(dumps_json(summary, indent=2))
     else:
         print(f"{label}: {summary['vms']} VMs on {summary['hypervisors']} hypervisors, {len(m)} migrations "
               f"({args.placement} → {args.pattern}, seed {args.seed})")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ibcloud.checks import Check, claims, complete, counts, exit_status, render_scoreboard
+from ibcloud.safeio import dumps_json
 
 __all__ = ["configure", "reproduce", "run"]
 
@@ -375,7 +376,7 @@ def reproduce(*, round_seconds: float = 20.0, flood_presets: list[str] | None = 
     rep["ok"] = exit_status(checks) == 0
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(_slim(rep), indent=2) + "\n")
+        (out / "summary.json").write_text(dumps_json(_slim(rep), indent=2) + "\n")
     if plots and out is not None:
         _plots(rep, out)
         rep["plots"] = str(out)
@@ -470,7 +471,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "retry_grid", False):
         rep["variants"]["retry_grid"] = retry_grid(args.round_seconds, args.seed)
     if args.json:
-        print(json.dumps(_slim(rep), indent=2))
+        print(dumps_json(_slim(rep), indent=2))
         return 0 if rep["ok"] else 1
     print("Table V — OpenSM on the switch (paper) vs the service model (Algorithm 1, m = 25)")
     print(f"{'n,k':<6}{'inst':>5} | {'R1 SIF':>13} {'R1 median':>13} | {'R25 SIF':>11} {'R25 mean ms':>13} "

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ibcloud import _native
 from ibcloud.exceptions import ParseError, SimulationError
-from ibcloud.safeio import atomic_path, atomic_write, checked_ints
+from ibcloud.safeio import atomic_path, atomic_write, checked_ints, dumps_json
 from ibcloud.tables import ForwardingTables
 
 __all__ = [
@@ -414,7 +414,7 @@ class SimResult:
                     df.to_csv(tmp, index=False)
             paths.append(p)
         p = d / "summary.json"
-        atomic_write(p, json.dumps(self.summary(), indent=2, default=str) + "\n")
+        atomic_write(p, dumps_json(self.summary(), indent=2, default=str) + "\n")
         paths.append(p)
         return paths
 

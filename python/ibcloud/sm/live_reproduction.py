@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List
+from ibcloud.safeio import dumps_json
 
 __all__ = ["add_options", "run_vswitch", "run_reconfig", "vswitch_report", "reconfig_report"]
 
@@ -228,7 +229,7 @@ def _render_reconfig(rep: Dict[str, Any]) -> None:
 def _finish(rep: Dict[str, Any], args: argparse.Namespace, render: Any) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"live-{rep['live']}.json").write_text(json.dumps(rep, indent=2, default=str))
+    (out / f"live-{rep['live']}.json").write_text(dumps_json(rep, indent=2, default=str))
     if args.json:
         json.dump(rep, sys.stdout, indent=2, default=str)
         print()
