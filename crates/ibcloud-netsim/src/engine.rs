@@ -959,14 +959,12 @@ impl Simulation {
                 }
                 _ => {}
             }
-            if self.events >= self.cfg.max_events && self.fatal.is_none() {
-                self.fatal = Some(NetsimError::Budget {
+            // One test on the usual path, where neither holds.
+            if self.events >= self.cfg.max_events || self.fatal.is_some() {
+                return Err(self.fatal.take().unwrap_or_else(|| NetsimError::Budget {
                     time_us: self.now as f64 / 1e6,
                     what: format!("more than {} events (max-events)", self.cfg.max_events),
-                });
-            }
-            if self.fatal.is_some() {
-                return Err(self.fatal.take().expect("checked"));
+                }));
             }
         }
         Ok(())
