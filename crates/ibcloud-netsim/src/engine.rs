@@ -1072,7 +1072,7 @@ impl Simulation {
     }
 
     /// Queues `units` credits arriving at `t` for output VL `k`.
-    #[inline]
+    #[inline(always)]
     fn queue_credit(&mut self, k: usize, t: Time, units: u32) {
         let q = &mut self.out[k].credit_q;
         if q.back().is_none_or(|b| b.0 <= t) {
@@ -1217,7 +1217,7 @@ impl Simulation {
 
     /// The request at the head of switch output VL `k` if its credits
     /// suffice: (input FIFO, its head packet, the packet's units).
-    #[inline]
+    #[inline(always)]
     fn switch_head(&self, k: usize) -> Option<(u32, u32, u32)> {
         let lane = &self.out[k];
         let fid = *lane.req.front()?;
