@@ -1249,11 +1249,19 @@ impl Simulation {
     }
 
     /// VL arbitration: high table (within the high limit), then low table,
-    /// skipping VLs with nothing to send or too few credits.
+    /// skipping VLs with nothing to send or too few credits. Inlined for
+    /// the one-VL case, which needs no arbitration.
+    #[inline]
     fn pick_vl(&mut self, slot: usize, is_switch: bool) -> Option<(u8, bool)> {
         if self.v == 1 {
             return self.eligible(slot, 0, is_switch).then_some((0, false));
         }
+        self.arbitrate(slot, is_switch)
+    }
+
+    /// `pick_vl` with more than one VL: the VL arbitration tables.
+    #[inline(never)]
+    fn arbitrate(&mut self, slot: usize, is_switch: bool) -> Option<(u8, bool)> {
         let mut st = self.arb[slot];
         let lo_any = self
             .lo
