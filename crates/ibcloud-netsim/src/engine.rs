@@ -999,15 +999,15 @@ impl Simulation {
     /// A switch output's packet leaves its input FIFO at `at`; returns that
     /// FIFO (None for an HCA output, which has no input FIFO).
     fn pop_in_service(&mut self, s: usize, at: Time) -> Option<usize> {
-        let fid = self.ports[s].cur_fifo;
+        let fid = std::mem::replace(&mut self.ports[s].cur_fifo, NONE);
         if fid == NONE {
             return None;
         }
-        self.ports[s].cur_fifo = NONE;
         let f = fid as usize;
-        self.inp[f].fifo.pop_front().expect("head in service");
-        self.inp[f].head_at = NONE;
-        self.inp[f].last_pop = at;
+        let lane = &mut self.inp[f];
+        lane.fifo.pop_front().expect("head in service");
+        lane.head_at = NONE;
+        lane.last_pop = at;
         Some(f)
     }
 
