@@ -657,11 +657,24 @@ impl Simulation {
         (bytes as u64 * 8_000_000_000).div_ceil(kbps)
     }
 
+    /// A record for packet `p`, reused from the free list if one is there
+    /// (inlined: every generated packet takes one).
+    #[inline]
     fn alloc(&mut self, p: Pkt) -> u32 {
         if let Some(i) = self.free.pop() {
             self.pkts[i as usize] = p;
             i
-        } else if self.pkts.len() < self.cfg.max_packets as usize {
+        } else {
+            self.alloc_new(p)
+        }
+    }
+
+    /// `alloc` with an empty free list: a new record while the pool may
+    /// grow, else the budget error.
+    #[cold]
+    #[inline(never)]
+    fn alloc_new(&mut self, p: Pkt) -> u32 {
+        if self.pkts.len() < self.cfg.max_packets as usize {
             self.pkts.push(p);
             (self.pkts.len() - 1) as u32
         } else {
@@ -1146,8 +1159,9 @@ impl Simulation {
                 p.vl as usize,
             )
         };
-        self.counters[s].rcv_bytes += wire as u64;
-        self.counters[s].rcv_pkts += 1;
+        let c = &mut self.counters[s];
+        c.rcv_bytes += wire as u64;
+        c.rcv_pkts += 1;
         let fid = s * v + vl;
         let o = self.inp[fid].head_at;
         if o != NONE && !self.ports[o as usize].tx_done_due {
@@ -1176,8 +1190,9 @@ impl Simulation {
                 p.out_vl = map[p.sl as usize & 15];
                 self.out[out as usize * v + p.out_vl as usize].queued_units += p.units as u32;
             }
-            self.inp[fid].fifo.push_back(pid);
-            if self.inp[fid].fifo.len() == 1 {
+            let fifo = &mut self.inp[fid].fifo;
+            fifo.push_back(pid);
+            if fifo.len() == 1 {
                 self.head_request(fid as u32);
             }
         } else {
