@@ -2045,7 +2045,10 @@ impl Simulation {
     /// Puts the flow in the request queue of every VL it has messages for.
     fn activate(&mut self, f: u32) {
         let fi = f as usize;
-        if self.flows[fi].waiting || self.now < self.flows[fi].next_allowed {
+        let fl = &self.flows[fi];
+        // `backlog_len` counts the messages of all VLs: with none there is
+        // nothing to queue (the usual case after a source's last packet).
+        if fl.waiting || self.now < fl.next_allowed || fl.backlog_len == 0 {
             return;
         }
         let s = self.net.ep_slot[self.flows[fi].def.src as usize] as usize;
