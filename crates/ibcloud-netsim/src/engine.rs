@@ -657,11 +657,24 @@ impl Simulation {
         (bytes as u64 * 8_000_000_000).div_ceil(kbps)
     }
 
+    /// A record for packet `p`, reused from the free list if one is there
+    /// (inlined: every generated packet takes one).
+    #[inline]
     fn alloc(&mut self, p: Pkt) -> u32 {
         if let Some(i) = self.free.pop() {
             self.pkts[i as usize] = p;
             i
-        } else if self.pkts.len() < self.cfg.max_packets as usize {
+        } else {
+            self.alloc_new(p)
+        }
+    }
+
+    /// `alloc` with an empty free list: a new record while the pool may
+    /// grow, else the budget error.
+    #[cold]
+    #[inline(never)]
+    fn alloc_new(&mut self, p: Pkt) -> u32 {
+        if self.pkts.len() < self.cfg.max_packets as usize {
             self.pkts.push(p);
             (self.pkts.len() - 1) as u32
         } else {
@@ -959,14 +972,12 @@ impl Simulation {
                 }
                 _ => {}
             }
-            if self.events >= self.cfg.max_events && self.fatal.is_none() {
-                self.fatal = Some(NetsimError::Budget {
+            // One test on the usual path, where neither holds.
+            if self.events >= self.cfg.max_events || self.fatal.is_some() {
+                return Err(self.fatal.take().unwrap_or_else(|| NetsimError::Budget {
                     time_us: self.now as f64 / 1e6,
                     what: format!("more than {} events (max-events)", self.cfg.max_events),
-                });
-            }
-            if self.fatal.is_some() {
-                return Err(self.fatal.take().expect("checked"));
+                }));
             }
         }
         Ok(())
@@ -1001,15 +1012,15 @@ impl Simulation {
     /// A switch output's packet leaves its input FIFO at `at`; returns that
     /// FIFO (None for an HCA output, which has no input FIFO).
     fn pop_in_service(&mut self, s: usize, at: Time) -> Option<usize> {
-        let fid = self.ports[s].cur_fifo;
+        let fid = std::mem::replace(&mut self.ports[s].cur_fifo, NONE);
         if fid == NONE {
             return None;
         }
-        self.ports[s].cur_fifo = NONE;
         let f = fid as usize;
-        self.inp[f].fifo.pop_front().expect("head in service");
-        self.inp[f].head_at = NONE;
-        self.inp[f].last_pop = at;
+        let lane = &mut self.inp[f];
+        lane.fifo.pop_front().expect("head in service");
+        lane.head_at = NONE;
+        lane.last_pop = at;
         Some(f)
     }
 
@@ -1074,7 +1085,7 @@ impl Simulation {
     }
 
     /// Queues `units` credits arriving at `t` for output VL `k`.
-    #[inline]
+    #[inline(always)]
     fn queue_credit(&mut self, k: usize, t: Time, units: u32) {
         let q = &mut self.out[k].credit_q;
         if q.back().is_none_or(|b| b.0 <= t) {
@@ -1148,8 +1159,9 @@ impl Simulation {
                 p.vl as usize,
             )
         };
-        self.counters[s].rcv_bytes += wire as u64;
-        self.counters[s].rcv_pkts += 1;
+        let c = &mut self.counters[s];
+        c.rcv_bytes += wire as u64;
+        c.rcv_pkts += 1;
         let fid = s * v + vl;
         let o = self.inp[fid].head_at;
         if o != NONE && !self.ports[o as usize].tx_done_due {
@@ -1178,8 +1190,9 @@ impl Simulation {
                 p.out_vl = map[p.sl as usize & 15];
                 self.out[out as usize * v + p.out_vl as usize].queued_units += p.units as u32;
             }
-            self.inp[fid].fifo.push_back(pid);
-            if self.inp[fid].fifo.len() == 1 {
+            let fifo = &mut self.inp[fid].fifo;
+            fifo.push_back(pid);
+            if fifo.len() == 1 {
                 self.head_request(fid as u32);
             }
         } else {
@@ -1217,6 +1230,17 @@ impl Simulation {
         }
     }
 
+    /// The request at the head of switch output VL `k` if its credits
+    /// suffice: (input FIFO, its head packet, the packet's units).
+    #[inline(always)]
+    fn switch_head(&self, k: usize) -> Option<(u32, u32, u32)> {
+        let lane = &self.out[k];
+        let fid = *lane.req.front()?;
+        let pid = *self.inp[fid as usize].fifo.front()?;
+        let units = self.pkts[pid as usize].units as u32;
+        (lane.credits >= units as i64).then_some((fid, pid, units))
+    }
+
     #[inline]
     fn front_units(&self, k: usize, is_switch: bool) -> Option<u32> {
         let r = *self.out[k].req.front()?;
@@ -1240,11 +1264,19 @@ impl Simulation {
     }
 
     /// VL arbitration: high table (within the high limit), then low table,
-    /// skipping VLs with nothing to send or too few credits.
+    /// skipping VLs with nothing to send or too few credits. Inlined for
+    /// the one-VL case, which needs no arbitration.
+    #[inline]
     fn pick_vl(&mut self, slot: usize, is_switch: bool) -> Option<(u8, bool)> {
         if self.v == 1 {
             return self.eligible(slot, 0, is_switch).then_some((0, false));
         }
+        self.arbitrate(slot, is_switch)
+    }
+
+    /// `pick_vl` with more than one VL: the VL arbitration tables.
+    #[inline(never)]
+    fn arbitrate(&mut self, slot: usize, is_switch: bool) -> Option<(u8, bool)> {
         let mut st = self.arb[slot];
         let lo_any = self
             .lo
@@ -1305,16 +1337,19 @@ impl Simulation {
 
     fn try_send(&mut self, slot: u32) {
         let s = slot as usize;
-        if self.ports[s].busy && !self.ports[s].tx_done_due {
-            // A link without a TX_DONE event: idle since `tx_end`, or it
-            // needs the event now that something waits.
-            if self.now >= self.ports[s].tx_end || self.ports[s].pending > 0 {
-                self.need_tx_done(s);
-            }
+        let p = &self.ports[s];
+        // A link without a TX_DONE event: idle since `tx_end`, or it needs
+        // the event now that something waits.
+        if p.busy && !p.tx_done_due && (self.now >= p.tx_end || p.pending > 0) {
+            self.need_tx_done(s);
         }
         if self.waiting_output(s) {
-            for k in s * self.v..(s + 1) * self.v {
-                self.absorb_credits(k);
+            if self.v == 1 {
+                self.absorb_credits(s);
+            } else {
+                for k in s * self.v..(s + 1) * self.v {
+                    self.absorb_credits(k);
+                }
             }
             if self.net.slots[s].is_switch {
                 self.try_send_switch(s);
@@ -1351,17 +1386,17 @@ impl Simulation {
     }
 
     fn update_wait(&mut self, s: usize) {
-        let waiting = !self.ports[s].busy
-            && self.ports[s].up
-            && self.ports[s].pending > 0
-            && (self.net.slots[s].is_switch || self.now >= self.ports[s].dma_free);
+        let now = self.now;
+        let p = &mut self.ports[s];
+        let waiting =
+            !p.busy && p.up && p.pending > 0 && (self.net.slots[s].is_switch || now >= p.dma_free);
         if waiting {
-            if self.ports[s].wait_since == NO_TIME {
-                self.ports[s].wait_since = self.now;
+            if p.wait_since == NO_TIME {
+                p.wait_since = now;
             }
-        } else if self.ports[s].wait_since != NO_TIME {
-            self.ports[s].wait_acc += self.now - self.ports[s].wait_since;
-            self.ports[s].wait_since = NO_TIME;
+        } else if p.wait_since != NO_TIME {
+            p.wait_acc += now - p.wait_since;
+            p.wait_since = NO_TIME;
         }
     }
 
@@ -1378,17 +1413,26 @@ impl Simulation {
                 }
             }
         }
-        let Some((vl, hi)) = self.pick_vl(s, true) else {
-            return;
+        let ((vl, hi), (fid, pid, units)) = if self.v == 1 {
+            // One VL: no arbitration, the head request either fits or not.
+            let Some(head) = self.switch_head(s) else {
+                return;
+            };
+            ((0, false), head)
+        } else {
+            let Some((vl, hi)) = self.pick_vl(s, true) else {
+                return;
+            };
+            let head = self.switch_head(s * self.v + vl as usize);
+            ((vl, hi), head.expect("eligible"))
         };
         let k = s * self.v + vl as usize;
-        let fid = self.out[k].req.pop_front().expect("eligible");
+        let lane = &mut self.out[k];
+        lane.req.pop_front();
+        lane.queued_units -= units;
         self.ports[s].pending -= 1;
-        let pid = *self.inp[fid as usize].fifo.front().expect("head");
         self.inp[fid as usize].head_at = s as u32;
         self.ports[s].cur_fifo = fid;
-        let units = self.pkts[pid as usize].units as u32;
-        self.out[k].queued_units -= units;
         if self.cc.is_some() {
             self.cc_mark(s, k, pid);
         }
@@ -1458,9 +1502,11 @@ impl Simulation {
     /// Starts sending packet `pid` on `slot` and VL `vl`; returns wire bytes.
     fn transmit(&mut self, s: usize, pid: u32, vl: u8) -> u32 {
         let now = self.now;
-        let kbps = self.net.slots[s].kbps;
-        let remote = self.net.slots[s].remote;
-        let remote_switch = self.net.slots[remote as usize].is_switch;
+        let slot = &self.net.slots[s];
+        let (kbps, ppb, remote, is_switch) =
+            (slot.kbps, slot.ps_per_byte, slot.remote, slot.is_switch);
+        let far = &self.net.slots[remote as usize];
+        let (remote_switch, remote_ep) = (far.is_switch, far.ep);
         let cfg = &self.cfg;
         let p = &mut self.pkts[pid as usize];
         let wire: u32 = p.payload
@@ -1470,7 +1516,6 @@ impl Simulation {
                 cfg.wire_overhead_bytes
             };
         let units = p.units as u32;
-        let ppb = self.net.slots[s].ps_per_byte;
         let ser = if ppb > 0 {
             wire as u64 * ppb
         } else {
@@ -1491,27 +1536,24 @@ impl Simulation {
         c.xmit_pkts += 1;
         self.unit_hops += units as u64;
         self.packet_hops += 1;
-        self.ports[s].busy = true;
-        self.ports[s].tx_end = end;
-        self.ports[s].tx_done_due = false;
-        if self.net.slots[s].is_switch {
+        let port = &mut self.ports[s];
+        port.busy = true;
+        port.tx_end = end;
+        port.tx_done_due = false;
+        if is_switch {
             self.seq += 1;
-            self.ports[s].tx_seq = self.seq;
-            let fid = self.ports[s].cur_fifo;
+            port.tx_seq = self.seq;
+            let fid = port.cur_fifo;
             let behind = fid != NONE && self.inp[fid as usize].fifo.len() > 1;
-            if self.ports[s].pending > 0 || behind {
-                self.ports[s].tx_done_due = true;
+            if port.pending > 0 || behind {
+                port.tx_done_due = true;
                 self.heap.push(Ev::new(end, self.seq, TX_DONE, s as u32, 0));
             }
-        } else if self.ports[s].pending > 0 {
-            self.ports[s].tx_done_due = true;
+        } else if port.pending > 0 {
+            port.tx_done_due = true;
             self.push(end, TX_DONE, s as u32, 0);
         }
-        let sink_ep = if remote_switch {
-            NONE
-        } else {
-            self.net.slots[remote as usize].ep
-        };
+        let sink_ep = if remote_switch { NONE } else { remote_ep };
         if self.direct_sink && sink_ep != NONE {
             // The receiving HCA takes the packet when its tail is in (its
             // sink is never busy then, see `direct_sink`): one event at the
@@ -2003,7 +2045,10 @@ impl Simulation {
     /// Puts the flow in the request queue of every VL it has messages for.
     fn activate(&mut self, f: u32) {
         let fi = f as usize;
-        if self.flows[fi].waiting || self.now < self.flows[fi].next_allowed {
+        let fl = &self.flows[fi];
+        // `backlog_len` counts the messages of all VLs: with none there is
+        // nothing to queue (the usual case after a source's last packet).
+        if fl.waiting || self.now < fl.next_allowed || fl.backlog_len == 0 {
             return;
         }
         let s = self.net.ep_slot[self.flows[fi].def.src as usize] as usize;

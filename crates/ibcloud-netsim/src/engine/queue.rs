@@ -21,8 +21,10 @@ use std::collections::BinaryHeap;
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Ev {
     pub(super) t: Time,
-    /// Scheduling sequence number × 16 + kind: unique, so it orders
-    /// equal-time events by sequence alone.
+    /// The time's low `BUCKET_BITS` bits, then the scheduling sequence
+    /// number (52 bits), then the kind (4 bits): unique, so it orders
+    /// equal-time events by sequence alone, and events of one bucket (which
+    /// share the time's high bits) by (time, sequence) in one comparison.
     seq_kind: u64,
     pub(super) a: u32,
     pub(super) b: u32,
@@ -32,9 +34,10 @@ impl Ev {
     #[inline]
     pub(super) fn new(t: Time, seq: u64, kind: u8, a: u32, b: u32) -> Self {
         debug_assert!(kind < 16);
+        debug_assert!(seq < 1 << SEQ_BITS);
         Self {
             t,
-            seq_kind: seq << 4 | kind as u64,
+            seq_kind: (t & ((1 << BUCKET_BITS) - 1)) << (SEQ_BITS + 4) | seq << 4 | kind as u64,
             a,
             b,
         }
@@ -45,17 +48,16 @@ impl Ev {
         (self.seq_kind & 15) as u8
     }
 
-    /// (time within its bucket, sequence) packed in one u64 (sequence
-    /// numbers stay below 2^56).
+    /// Orders the events of one bucket as `Ord` does: (time within its
+    /// bucket, sequence), already packed in one u64.
     #[inline]
     fn bucket_key(&self) -> u64 {
-        debug_assert!(self.seq() < 1 << 56);
-        (self.t & ((1 << BUCKET_BITS) - 1)) << 56 | self.seq()
+        self.seq_kind
     }
 
     #[inline]
     pub(super) fn seq(&self) -> u64 {
-        self.seq_kind >> 4
+        (self.seq_kind >> 4) & ((1 << SEQ_BITS) - 1)
     }
 }
 
@@ -80,6 +82,9 @@ impl Ord for Ev {
 /// log2 of the bucket width in picoseconds (256 ps: a few events per bucket
 /// per hundred ports at full load).
 const BUCKET_BITS: u32 = 8;
+/// Bits of an event's sequence number (with `BUCKET_BITS` and the kind's 4
+/// they fill one u64; 2^52 events are far more than any run's budget).
+const SEQ_BITS: u32 = 64 - BUCKET_BITS - 4;
 /// Buckets on the wheel (a power of two): 4,096 × 256 ps ≈ 1 µs ahead,
 /// beyond a packet's serialisation, link and switch delays; a small wheel
 /// stays in the cache.
@@ -139,8 +144,13 @@ impl EventQueue {
     /// Removes and returns the earliest event.
     #[inline]
     pub(super) fn pop(&mut self) -> Option<Ev> {
-        if self.sorted.is_empty() && self.now.is_empty() && !self.advance() {
-            return None;
+        if self.now.is_empty() {
+            // The usual case: nothing was scheduled into the current bucket
+            // since it was entered (`advance` leaves `now` empty too).
+            if self.sorted.is_empty() && !self.advance() {
+                return None;
+            }
+            return self.sorted.pop();
         }
         match (self.sorted.last(), self.now.peek()) {
             // `Ord` is reversed: the greater event is the earlier one.
@@ -229,7 +239,11 @@ impl EventQueue {
                 // Latest first. All events of a bucket share `t >>
                 // BUCKET_BITS`, so one u64 (the time's low bits above the
                 // sequence number) orders them as `Ord` does, at the cost
-                // of one comparison.
+                // of one comparison. Events are appended in scheduling
+                // order, so the sequence part is mostly ascending: reversed
+                // first, the vector is nearly in the order wanted and the
+                // (insertion) sort moves few events instead of almost all.
+                self.sorted.reverse();
                 self.sorted
                     .sort_unstable_by_key(|e| std::cmp::Reverse(e.bucket_key()));
             }

@@ -71,7 +71,9 @@ impl<T: Copy + Default> Ring<T> {
         Some(x)
     }
 
-    #[inline]
+    /// Always inlined: the engine pushes on every hop, and the call cost
+    /// more than the push (the rare growth stays out of line).
+    #[inline(always)]
     pub(super) fn push_back(&mut self, x: T) {
         if self.len as usize == self.buf.len() {
             self.grow();
@@ -134,6 +136,7 @@ impl<T: Copy + Default> Ring<T> {
     }
 
     #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let cap = (self.buf.len() * 2).max(4);
         let mut buf = vec![T::default(); cap].into_boxed_slice();
