@@ -134,12 +134,12 @@ def _ratio_text(x: float) -> str:
     """A degradation ratio for the reports, in words where it is not a number.
 
     >>> _ratio_text(4.61), _ratio_text(float("nan")), _ratio_text(float("inf"))
-    ('4.61', 'undefined (0/0)', 'unbounded (main not degraded)')
+    ('4.61', 'undefined (0/0)', 'unbounded')
     """
     if x != x:
         return "undefined (0/0)"
     if math.isinf(x):
-        return "unbounded (main not degraded)"
+        return "unbounded"
     return f"{x:.2f}"
 
 
