@@ -27,7 +27,6 @@ edge forwarding index (routes per switch-to-switch link, all CA pairs): max 306,
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys

@@ -30,7 +30,6 @@ either criterion), 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import List, Optional

@@ -37,7 +37,6 @@ verification: ... OK
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from typing import Any, Dict, List, Optional
 

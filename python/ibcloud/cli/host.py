@@ -25,7 +25,6 @@ simulated 0.05 s ...
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from ibcloud.cli.main import ExitStatus

@@ -24,7 +24,6 @@ partition ...
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Dict, List, Optional
 

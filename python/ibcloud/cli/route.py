@@ -25,7 +25,6 @@ ftree ...
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any, Dict, Optional
 

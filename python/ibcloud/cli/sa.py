@@ -30,7 +30,6 @@ SLID  DLID  SL  MTU   rate  hops fwd/rev
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from pathlib import Path
 from typing import Any

@@ -18,7 +18,6 @@ credit loops: none ...
 from __future__ import annotations
 
 import argparse
-import json
 
 from ibcloud.cli._routed import add_arguments, load
 from ibcloud.cli.main import ExitStatus

@@ -24,7 +24,6 @@ prepopulated LIDs, 16 VFs per hypervisor: at most 2,891 hypervisors and 46,256 V
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from typing import Any, Dict, List

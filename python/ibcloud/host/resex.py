@@ -27,7 +27,6 @@ True
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 

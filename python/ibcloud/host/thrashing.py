@@ -25,7 +25,6 @@ over one cycle and compare F's value with our range.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional
