@@ -21,6 +21,7 @@ pub mod fares;
 pub mod ibmon;
 pub mod resex;
 pub mod sim;
+pub mod sphinx;
 pub mod xenstat;
 
 pub use xenstat::CpuMeter;

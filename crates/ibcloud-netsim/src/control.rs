@@ -85,6 +85,18 @@ pub enum Action {
         /// New rate.
         gbps: f64,
     },
+    /// A static congestion-control delay for a flow, as an SM pushes it to
+    /// the flow's HCA (Sphinx, G §6.4: "the HCA turns the delay into a
+    /// per-QP IRD"): the flow's packets use CCTI `max(ccti, the QP/SL's own
+    /// CCTI)`, so their injection delay is at least `CCT[ccti]`; BECNs and
+    /// the CCTI_Timer move the QP/SL's own index as usual. 0 removes it.
+    /// Needs congestion control on.
+    SetFlowCcDelay {
+        /// Flow index.
+        flow: u32,
+        /// CCTI floor (0 to CCTI_Limit).
+        ccti: u16,
+    },
 }
 
 /// An action scheduled at a time.

@@ -173,6 +173,8 @@ struct FlowState {
     queued: u32,
     /// Waiting for its congestion-control injection delay.
     waiting: bool,
+    /// CCTI floor set by [`Action::SetFlowCcDelay`] (0: none).
+    cc_floor: u16,
     next_allowed: Time,
     next_gen: f64,
     gap: f64,
@@ -382,6 +384,7 @@ impl Simulation {
                     backlog_len: 0,
                     queued: 0,
                     waiting: false,
+                    cc_floor: 0,
                     next_allowed: 0,
                     next_gen: def.start as f64 + phase,
                     gap,
@@ -629,6 +632,19 @@ impl Simulation {
                 }
                 if !(gbps > 0.0 && gbps.is_finite()) {
                     return Err(format!("rate {gbps} must be positive"));
+                }
+            }
+            Action::SetFlowCcDelay { flow, ccti } => {
+                if flow as usize >= self.flows.len() {
+                    return Err(format!("no flow {flow}"));
+                }
+                let Some(cc) = &self.cc else {
+                    return Err(
+                        "set-flow-cc-delay needs congestion control on (a cc setting)".into(),
+                    );
+                };
+                if ccti > cc.ccti_limit {
+                    return Err(format!("CCTI {ccti} is above CCTI_Limit {}", cc.ccti_limit));
                 }
             }
         }
@@ -1686,15 +1702,12 @@ impl Simulation {
             let key = self.cc_key(f, qp, sl);
             let ird = self.cc_ird(f, key);
             if ird > 0 && !self.single_qp(f) {
-                // Other QPs of this source may still send.
-                if let Some(st) = self.cc_states.get_mut(&key) {
-                    st.next_allowed = end + ird;
-                }
+                // Other QPs of this source may still send. (A delay with no
+                // state yet comes from a floor or a non-zero CCT[0].)
+                self.cc_states.entry(key).or_default().next_allowed = end + ird;
                 self.activate(f as u32);
             } else if ird > 0 {
-                if let Some(st) = self.cc_states.get_mut(&key) {
-                    st.next_allowed = end + ird;
-                }
+                self.cc_states.entry(key).or_default().next_allowed = end + ird;
                 let fl = &mut self.flows[f];
                 fl.waiting = true;
                 fl.next_allowed = end + ird;
@@ -1753,8 +1766,9 @@ impl Simulation {
     /// decreases since its last update).
     fn cc_ird(&mut self, f: usize, key: u64) -> Time {
         let Some(cc) = &self.cc else { return 0 };
+        let floor = self.flows[f].cc_floor;
         let Some(st) = self.cc_states.get_mut(&key) else {
-            return cc.ird(0);
+            return cc.ird(floor);
         };
         if st.ccti > 0 {
             let period = cc.timer_period();
@@ -1764,8 +1778,9 @@ impl Simulation {
                 st.cc_ref += k * period;
             }
         }
-        self.flows[f].c.ccti = st.ccti;
-        cc.ird(st.ccti)
+        let ccti = st.ccti.max(floor);
+        self.flows[f].c.ccti = ccti;
+        cc.ird(ccti)
     }
 
     /// A BECN (a CNP) for flow `f`'s QP `qp` on `sl`.
@@ -1782,7 +1797,7 @@ impl Simulation {
         let ccti = st.ccti;
         let fl = &mut self.flows[f];
         fl.c.becns += 1;
-        fl.c.ccti = ccti;
+        fl.c.ccti = ccti.max(fl.cc_floor);
     }
 
     fn start_sink(&mut self, ep: u32) {
@@ -2395,6 +2410,11 @@ impl Simulation {
             Action::SetFlowRate { flow, gbps } => {
                 let f = &mut self.flows[flow as usize];
                 f.gap = f.def.size.mean() * 8.0 * 1000.0 / gbps;
+            }
+            Action::SetFlowCcDelay { flow, ccti } => {
+                // Takes effect from the flow's next packet (a packet already
+                // waiting for its delay keeps the time it was given).
+                self.flows[flow as usize].cc_floor = ccti;
             }
         }
     }

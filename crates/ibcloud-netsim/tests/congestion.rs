@@ -12,7 +12,8 @@ use ibcloud_fabric::lft::ForwardingTables;
 use ibcloud_fabric::Fabric;
 use ibcloud_netsim::time::{MS, US};
 use ibcloud_netsim::{
-    CaControl, CcConfig, CctEntry, SimConfig, SimResult, Simulation, TrafficSpec,
+    Action, CaControl, CcConfig, CctEntry, SimConfig, SimResult, Simulation, TimedAction,
+    TrafficSpec,
 };
 
 const SMALL: &str = "flow:src=#18,dst=#0,size=2048;flow:src=#19,dst=#0,size=2048;\
@@ -234,4 +235,73 @@ fn too_aggressive_parameters_oscillate() {
         "{cv_aggr:.3} vs {cv_default:.3}"
     );
     assert!(mean_aggr < mean_default, "and lose throughput");
+}
+
+/// Mean message latency of flow `f` in µs.
+fn mean_latency_us(r: &SimResult, f: usize) -> f64 {
+    let c = &r.flows[f].counters;
+    assert!(c.completed_msgs > 0, "flow {f} completed nothing");
+    c.latency_sum as f64 / c.completed_msgs as f64 / US as f64
+}
+
+#[test]
+fn a_static_cc_delay_stretches_messages_by_their_packet_gaps() {
+    // Sphinx's actuator (G §6.4): the SM gives a flow's HCA a delay, the
+    // HCA waits CCT[delay] after each packet. A 512 KB message of 256
+    // packets then takes 255 delays longer; a one-packet message (4 KB at a
+    // 4 KB MTU) is not slowed at all, since its next message comes later
+    // than the delay (G: "buffers of 4 KB or less show no effect").
+    let (f, t) = ft324();
+    let cc = CcConfig::default(); // CCT[i] = i × 100 ns
+    let case = |size: u32, mtu: u32, ccti: u16| {
+        let cfg = SimConfig {
+            congestion_control: Some(cc.clone()),
+            mtu,
+            ..SimConfig::default()
+        };
+        let spec = TrafficSpec::parse_compact(&format!("flow:src=#18,dst=#37,size={size},gbps=4"))
+            .unwrap();
+        let mut sim = Simulation::new(&f, &t, &cfg, &spec, 6 * MS).unwrap();
+        sim.schedule(&[TimedAction {
+            time: 0,
+            action: Action::SetFlowCcDelay { flow: 0, ccti },
+        }])
+        .unwrap();
+        let r = sim.run().unwrap();
+        (mean_latency_us(&r, 0), r.flows[0].counters.ccti)
+    };
+    let (base, _) = case(524_288, 2048, 0);
+    let (slow, ccti) = case(524_288, 2048, 10);
+    assert_eq!(ccti, 10);
+    let want = 255.0 * 1.0; // 255 gaps of CCT[10] = 1 µs
+    assert!(
+        ((slow - base) / want - 1.0).abs() < 0.02,
+        "512 KB: {base:.1} → {slow:.1} µs, expected +{want} µs"
+    );
+    let (small, _) = case(4096, 4096, 0);
+    let (small_delayed, _) = case(4096, 4096, 10);
+    assert_eq!(small, small_delayed, "a one-packet message is not delayed");
+
+    // Refused before the run: no congestion control, or above CCTI_Limit.
+    let spec = TrafficSpec::parse_compact("flow:src=#18,dst=#37,size=4096,gbps=4").unwrap();
+    let mut sim = Simulation::new(&f, &t, &SimConfig::default(), &spec, MS).unwrap();
+    let e = sim
+        .schedule(&[TimedAction {
+            time: 0,
+            action: Action::SetFlowCcDelay { flow: 0, ccti: 1 },
+        }])
+        .unwrap_err();
+    assert!(e.to_string().contains("congestion control"), "{e}");
+    let cfg = SimConfig {
+        congestion_control: Some(cc.clone()),
+        ..SimConfig::default()
+    };
+    let mut sim = Simulation::new(&f, &t, &cfg, &spec, MS).unwrap();
+    let e = sim
+        .schedule(&[TimedAction {
+            time: 0,
+            action: Action::SetFlowCcDelay { flow: 0, ccti: 128 },
+        }])
+        .unwrap_err();
+    assert!(e.to_string().contains("CCTI_Limit"), "{e}");
 }
