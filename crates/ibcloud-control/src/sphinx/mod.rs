@@ -26,9 +26,11 @@
 //! docs/sphinx.md.
 
 pub mod controller;
+pub mod fabric;
 pub mod lp;
 
 pub use controller::{Sphinx, SphinxAction, SphinxRecord};
+pub use fabric::{SphinxLog, SphinxOnFabric};
 pub use lp::{performance_loss, ErrorForm};
 
 use serde::{Deserialize, Serialize};
