@@ -86,7 +86,7 @@ impl Controller for SphinxOnFabric {
             return;
         }
         self.sweeps += 1;
-        if self.sweeps % self.every != 0 {
+        if !self.sweeps.is_multiple_of(self.every) {
             return;
         }
         // Mean latency per flow over the period; a flow that completed
