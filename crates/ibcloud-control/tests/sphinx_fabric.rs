@@ -161,3 +161,69 @@ fn sphinx_holds_lp_on_the_packet_simulator_and_follows_a_new_target() {
     let first_after = recs.iter().find(|r| r.time > 20 * MS).unwrap();
     assert!(first_after.d_price < 0.0, "the price falls at the change");
 }
+
+#[test]
+fn the_io_model_is_linear_for_large_sends_and_flat_for_one_packet() {
+    // G §6.4 / Fig. 48 on our model: a message of P packets gets P − 1
+    // gaps of CCT[d] = 20 ns × d, so its latency rises linearly with d
+    // (construction) and a one-packet message does not move (G: "buffers
+    // of 4 KB or less show no effect", at a 4 KB MTU).
+    use ibcloud_control::sphinx::{fit_eq8, io_sweep};
+    let (f, t) = fabric();
+    let delays = [5, 10, 20, 40];
+    let c2k = cfg();
+    let pts = io_sweep(&f, &t, &c2k, "#0", "#1", &[65_536, 524_288], &delays, 4).unwrap();
+    for p in pts.iter().filter(|p| p.delay > 0) {
+        let packets = (p.size / 2048) as f64;
+        let base = pts
+            .iter()
+            .find(|q| q.size == p.size && q.delay == 0)
+            .unwrap()
+            .latency_us;
+        let want = (packets - 1.0) * 0.020 * p.delay as f64;
+        let got = p.latency_us - base;
+        assert!(
+            (got / want - 1.0).abs() < 0.01,
+            "{} B at {}: +{got:.2} µs, want +{want:.2}",
+            p.size,
+            p.delay
+        );
+    }
+    let (slope, _, r2) = fit_eq8(&pts, 524_288).unwrap();
+    assert!(r2 > 0.9999, "R² {r2}");
+    // Slope = L0 / (100 · (P − 1) · 20 ns): the delay per % of latency.
+    let l0 = pts
+        .iter()
+        .find(|p| p.size == 524_288 && p.delay == 0)
+        .unwrap()
+        .latency_us;
+    let want = l0 / (100.0 * 255.0 * 0.020);
+    assert!(
+        (slope / want - 1.0).abs() < 0.01,
+        "slope {slope:.3} want {want:.3}"
+    );
+
+    let mut c4k = cfg();
+    c4k.mtu = 4096;
+    let pts = io_sweep(&f, &t, &c4k, "#0", "#1", &[4096], &delays, 4).unwrap();
+    assert!(pts.iter().all(|p| p.increase_pct == 0.0), "{pts:?}");
+    assert!(fit_eq8(&pts, 4096).is_none());
+
+    // Bad input is named.
+    let e = io_sweep(
+        &f,
+        &t,
+        &SimConfig::default(),
+        "#0",
+        "#1",
+        &[4096],
+        &delays,
+        4,
+    )
+    .unwrap_err();
+    assert!(e.contains("congestion control"), "{e}");
+    let e = io_sweep(&f, &t, &c2k, "#0", "#1", &[4096], &[200], 4).unwrap_err();
+    assert!(e.contains("CCTI_Limit"), "{e}");
+    let e = io_sweep(&f, &t, &c2k, "#0", "nobody", &[4096], &delays, 4).unwrap_err();
+    assert!(e.contains("nobody"), "{e}");
+}

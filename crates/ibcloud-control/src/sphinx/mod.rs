@@ -27,10 +27,12 @@
 
 pub mod controller;
 pub mod fabric;
+pub mod iomodel;
 pub mod lp;
 
 pub use controller::{Sphinx, SphinxAction, SphinxRecord};
 pub use fabric::{SphinxLog, SphinxOnFabric};
+pub use iomodel::{fit_eq8, io_sweep, IoPoint};
 pub use lp::{performance_loss, ErrorForm};
 
 use serde::{Deserialize, Serialize};
