@@ -33,6 +33,7 @@ pub struct IoPoint {
 /// `dst` at each delay (delay 0 is always run: it is the reference). The
 /// runs are independent and go on all cores; the result does not depend on
 /// how many.
+#[allow(clippy::too_many_arguments)]
 pub fn io_sweep(
     fabric: &Fabric,
     tables: &ForwardingTables,
