@@ -28,6 +28,7 @@ mod reconfig;
 mod routing;
 mod sa;
 mod sm;
+mod sphinx;
 mod summary;
 mod vswitch;
 
@@ -83,5 +84,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sa::register(m)?;
     sm::register(m)?;
     agent::register(m)?;
+    sphinx::register(m)?;
     Ok(())
 }

@@ -458,7 +458,8 @@ def simulate(
     ``set-destination-sl`` (``dst``, ``sl``), ``set-sl2-vl`` (``node``,
     ``in_port``, ``out_port``, ``map``), ``set-flow-rate`` (``flow``,
     ``gbps``), ``set-flow-cc-delay`` (``flow``, ``ccti``: a static
-    congestion-control delay, as Sphinx's SM pushes it; needs ``cc``). Nodes, endpoints and flows may be given by name.
+    congestion-control delay, as Sphinx's SM pushes it; needs
+    ``congestion_control``). Nodes, endpoints and flows may be given by name.
     ``controller(sweep)`` is called at every sweep with a :class:`Sweep` and
     returns such actions (without ``time``) or None; ``controller="dftree"``
     runs S003's dFtree (Rust) with the settings ``dftree`` (options of
