@@ -111,6 +111,75 @@ pub struct FabricOptions {
     /// How fluid flows share links (`fluid.rs`): `arbitration` (default; as
     /// the HCA and the switch arbitrate) or `max-min` (per flow).
     pub fluid_share: String,
+    /// Operational data VLs on every link (1–15). Default 1.
+    pub vls: u8,
+    /// SL → VL on every port (16 VLs). Default: SL mod `vls`.
+    pub sl2vl: Option<Vec<u8>>,
+    /// VL arbitration of every output, as netsim's `vl-arbitration`:
+    /// `high` and `low` tables of `{vl, weight}` (weights in 64-byte
+    /// units), `high-limit`. Default: every VL in the low table at 32.
+    pub vl_arbitration: Option<ibcloud_netsim::VlArbitration>,
+    /// IB congestion control: a preset (`default`, `ranadive` = G Table 5)
+    /// or a table of netsim's `congestion-control` keys. Default off.
+    pub congestion_control: Option<serde_json::Value>,
+}
+
+impl FabricOptions {
+    /// The VL and congestion-control part of the simulator's settings, with
+    /// errors at `fabric.…`.
+    pub fn sim_qos(&self) -> Result<ibcloud_netsim::SimConfig, ScenarioError> {
+        let sl2vl = match &self.sl2vl {
+            None => None,
+            Some(v) => {
+                let map: [u8; 16] = v.as_slice().try_into().map_err(|_| ScenarioError {
+                    path: "fabric.sl2vl".into(),
+                    problem: format!("needs 16 VLs (one per SL), got {}", v.len()),
+                })?;
+                Some(map)
+            }
+        };
+        let congestion_control = match &self.congestion_control {
+            None => None,
+            Some(serde_json::Value::String(name)) => Some(match name.as_str() {
+                "default" => ibcloud_netsim::CcConfig::default(),
+                "ranadive" => ibcloud_netsim::CcConfig::ranadive(),
+                "off" | "none" => return self.without_cc(sl2vl),
+                _ => {
+                    return err(
+                        "fabric.congestion-control",
+                        format!("unknown preset '{name}' (default, ranadive, off, or a table)"),
+                    )
+                }
+            }),
+            Some(v) => Some(
+                serde_json::from_value(v.clone()).map_err(|e| ScenarioError {
+                    path: "fabric.congestion-control".into(),
+                    problem: e.to_string(),
+                })?,
+            ),
+        };
+        let cfg = ibcloud_netsim::SimConfig {
+            congestion_control,
+            ..self.without_cc(sl2vl)?
+        };
+        cfg.validate().map_err(|e| ScenarioError {
+            path: "fabric".into(),
+            problem: e.to_string(),
+        })?;
+        Ok(cfg)
+    }
+
+    fn without_cc(
+        &self,
+        sl2vl: Option<[u8; 16]>,
+    ) -> Result<ibcloud_netsim::SimConfig, ScenarioError> {
+        Ok(ibcloud_netsim::SimConfig {
+            vls: self.vls,
+            sl2vl,
+            vl_arbitration: self.vl_arbitration.clone().unwrap_or_default(),
+            ..Default::default()
+        })
+    }
 }
 
 impl Default for FabricOptions {
@@ -125,6 +194,10 @@ impl Default for FabricOptions {
             file: None,
             route: "ftree".into(),
             fluid_share: "arbitration".into(),
+            vls: 1,
+            sl2vl: None,
+            vl_arbitration: None,
+            congestion_control: None,
         }
     }
 }
@@ -328,6 +401,10 @@ pub struct WorkloadOptions {
     /// `nas`.
     #[serde(default)]
     pub peer: String,
+    /// Service level of the workload's queue pairs (0–15; its VL is
+    /// `fabric.sl2vl[sl]`). Default 0.
+    #[serde(default)]
+    pub sl: Option<u8>,
     /// `nas`: the benchmark (`is`, `cg`, `ft`, `mg`, `bt`, `sp`, `lu`;
     /// [`crate::nas`]).
     #[serde(default)]
@@ -663,6 +740,7 @@ impl Scenario {
                 format!("'{}' is not a link rate like 4xSDR", self.fabric.link),
             );
         }
+        self.fabric.sim_qos()?;
         if !["arbitration", "max-min"].contains(&self.fabric.fluid_share.as_str()) {
             return err(
                 "fabric.fluid-share",
@@ -841,6 +919,9 @@ impl Scenario {
         let mut cq_use: HashMap<String, u64> = HashMap::new();
         for (i, w) in self.workloads.iter().enumerate() {
             let p = format!("workloads[{i}]");
+            if let Some(sl) = w.sl.filter(|&sl| sl > 15) {
+                return err(format!("{p}.sl"), format!("SL {sl} is not 0-15"));
+            }
             if ![
                 "rdma-write",
                 "rdma-read",

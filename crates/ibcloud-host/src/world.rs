@@ -684,8 +684,8 @@ impl World {
             .map(|h| h.adapter.arbitration == "per-message")
             .collect();
         let mut flows: Vec<FlowSpec> = Vec::new();
-        let mut shared: HashMap<(usize, usize), u32> = HashMap::new();
-        let mut flow_for = |src: usize, dst: usize, flows: &mut Vec<FlowSpec>| -> u32 {
+        let mut shared: HashMap<(usize, usize, u8), u32> = HashMap::new();
+        let mut flow_for = |src: usize, dst: usize, sl: u8, flows: &mut Vec<FlowSpec>| -> u32 {
             if src == dst {
                 // Same host: the adapter's loopback, no link (`Ev::Engine`).
                 return LOOPBACK;
@@ -695,12 +695,15 @@ impl World {
                     src: format!("#{src}"),
                     dst: format!("#{dst}"),
                     size: Some(1),
+                    sl,
                     ..Default::default()
                 });
                 flows.len() as u32 - 1
             };
             if per_message[src] {
-                *shared.entry((src, dst)).or_insert_with(|| mk(flows))
+                // One send queue per destination and SL (a QP's SL lives
+                // in its context).
+                *shared.entry((src, dst, sl)).or_insert_with(|| mk(flows))
             } else {
                 mk(flows)
             }
@@ -716,14 +719,15 @@ impl World {
                 (entry(&w.vm, w.vcpu), entry(&w.peer, w.peer_vcpu))
             };
             let (ha, hb) = (vms[a].host, vms[bv].host);
+            let sl = w.sl.unwrap_or(0);
             let qa = qps.len();
             let qb = qa + 1;
             let (fa, fb) = if w.kind == "nas" {
                 (LOOPBACK, LOOPBACK)
             } else {
                 (
-                    flow_for(hnodes_index(ha), hnodes_index(hb), &mut flows),
-                    flow_for(hnodes_index(hb), hnodes_index(ha), &mut flows),
+                    flow_for(hnodes_index(ha), hnodes_index(hb), sl, &mut flows),
+                    flow_for(hnodes_index(hb), hnodes_index(ha), sl, &mut flows),
                 )
             };
             if w.kind == "nas" {
@@ -752,8 +756,8 @@ impl World {
                         let (va, vb) = (ranks[i], ranks[j]);
                         let (ha, hb) = (vms[va].host, vms[vb].host);
                         let qa = qps.len();
-                        let fa = flow_for(ha, hb, &mut flows);
-                        let fb = flow_for(hb, ha, &mut flows);
+                        let fa = flow_for(ha, hb, sl, &mut flows);
+                        let fb = flow_for(hb, ha, sl, &mut flows);
                         if w.mode == "fluid" {
                             fluid_flows.extend([fa, fb].into_iter().filter(|&f| f != LOOPBACK));
                         }
@@ -963,7 +967,12 @@ impl World {
             h
         }
 
+        let qos = sc.fabric.sim_qos()?;
         let cfg = SimConfig {
+            vls: qos.vls,
+            sl2vl: qos.sl2vl,
+            vl_arbitration: qos.vl_arbitration,
+            congestion_control: qos.congestion_control,
             mtu: sc.fabric.mtu,
             wire_overhead_bytes: sc.fabric.wire_overhead_bytes,
             link_delay: d(&sc.fabric.link_delay).max(1),
