@@ -202,8 +202,15 @@ pub fn build(
                 latency,
             )))
         }
+        "sphinx" => {
+            let latency = dur_param(&c.params, "control-latency", 0)?;
+            let mut params = c.params.clone();
+            params.remove("control-latency");
+            let policy = sphinx::host::SphinxHost::from_params(&params, vm_names)?;
+            Ok(Box::new(ControlLoop::new(policy, latency)))
+        }
         other => Err(format!(
-            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares)"
+            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares, sphinx)"
         )),
     }
 }

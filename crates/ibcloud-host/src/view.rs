@@ -79,6 +79,17 @@ pub enum Actuation {
         /// Period.
         period: Time,
     },
+    /// A static congestion-control delay (a CCT index) for the VM's queue
+    /// pairs, as an SM pushes it to the HCA (Sphinx, G §6.4). Needs
+    /// `fabric.congestion-control`. With `arbitration = "per-message"` the
+    /// VMs of a host share one send queue per destination and SL, and the
+    /// delay applies to that queue.
+    SetCcDelay {
+        /// VM index.
+        vm: usize,
+        /// CCT index (0 removes the delay).
+        ccti: u16,
+    },
     /// Memory-contention stall of the VM's guest (monitoring overhead
     /// model): its current work takes `time` longer. Immediate.
     Stall {
@@ -96,6 +107,7 @@ impl Actuation {
             Actuation::SetCap { vm, .. }
             | Actuation::SetWeight { vm, .. }
             | Actuation::SetQuota { vm, .. }
+            | Actuation::SetCcDelay { vm, .. }
             | Actuation::Stall { vm, .. } => Some(vm),
         }
     }
@@ -108,6 +120,7 @@ impl Actuation {
                 Some(q) => format!("quota={}us/{}us", q / 1_000_000, period / 1_000_000),
                 None => "quota=none".into(),
             },
+            Actuation::SetCcDelay { ccti, .. } => format!("cc-delay={ccti}"),
             Actuation::Stall { time, .. } => format!("stall={}ns", time / 1000),
         }
     }

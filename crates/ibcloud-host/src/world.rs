@@ -1341,7 +1341,7 @@ impl World {
         // Caps, weights and quotas act on the whole VM (its domain / cgroup),
         // whichever of its vCPUs the controller named.
         let v = self.vms[vm].dom;
-        let res = match a {
+        let res: Result<(), String> = match a {
             Actuation::SetCap { cap, .. } => {
                 let r = self.hosts[h].sched.set_cap(now, v, cap);
                 if r.is_ok() {
@@ -1351,11 +1351,36 @@ impl World {
                         }
                     }
                 }
-                r
+                r.map_err(|e| e.to_string())
             }
-            Actuation::SetWeight { weight, .. } => self.hosts[h].sched.set_weight(now, v, weight),
+            Actuation::SetWeight { weight, .. } => self.hosts[h]
+                .sched
+                .set_weight(now, v, weight)
+                .map_err(|e| e.to_string()),
             Actuation::SetQuota { quota, period, .. } => {
-                self.hosts[h].sched.set_quota(now, v, quota, period)
+                self.hosts[h]
+                    .sched
+                    .set_quota(now, v, quota, period)
+                    .map_err(|e| e.to_string())
+            }
+            Actuation::SetCcDelay { ccti, .. } => {
+                // Every QP the VM (any of its vCPUs) sends on.
+                let dom = self.vms[vm].dom;
+                let mut flows: Vec<u32> = self
+                    .qps
+                    .iter()
+                    .filter(|q| self.vms[q.vm].dom == dom && q.flow != LOOPBACK)
+                    .map(|q| q.flow)
+                    .collect();
+                flows.sort_unstable();
+                flows.dedup();
+                flows
+                    .into_iter()
+                    .try_for_each(|flow| {
+                        self.net
+                            .act_external(&ibcloud_netsim::Action::SetFlowCcDelay { flow, ccti })
+                    })
+                    .map_err(|e| e.to_string())
             }
             Actuation::Stall { .. } => Ok(()),
         };

@@ -27,6 +27,7 @@
 
 pub mod controller;
 pub mod fabric;
+pub mod host;
 pub mod iomodel;
 pub mod lp;
 

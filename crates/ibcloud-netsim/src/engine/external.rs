@@ -108,6 +108,18 @@ impl Simulation {
         Ok(())
     }
 
+    /// Applies a run-time action now (an SM's MAD reaching the fabric, a
+    /// host agent's change), after the same check as [`Simulation::schedule`].
+    pub fn act_external(&mut self, action: &crate::control::Action) -> Result<(), NetsimError> {
+        self.check_action(action)
+            .map_err(|problem| NetsimError::Event {
+                at: format!("action at {} ps", self.now),
+                problem,
+            })?;
+        self.apply(action);
+        Ok(())
+    }
+
     /// The results so far (counters and sampled series).
     pub fn external_result(&mut self) -> SimResult {
         self.result()
