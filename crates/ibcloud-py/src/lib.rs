@@ -24,6 +24,7 @@ mod lft;
 mod lids;
 mod netsim;
 mod partitions;
+mod qos;
 mod reconfig;
 mod routing;
 mod sa;
@@ -83,5 +84,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sa::register(m)?;
     sm::register(m)?;
     agent::register(m)?;
+    qos::register(m)?;
     Ok(())
 }
