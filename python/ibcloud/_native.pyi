@@ -364,7 +364,8 @@ def sm_run(
     smp_log: str | None = None, socket: str | None = None, sweep_interval: float = 10.0, once: bool = False,
     timeout_ms: int = 200, retries: int = 3, window: int = 4, read_lfts: bool = False, ca: str | None = None,
     port: int = 0, priority: int = 0, sa: bool = True, sa_caching: bool = False,
-    reconfig: str = "full", vswitch_scheme: str = "prepopulated",
+    reconfig: str = "full", vswitch_scheme: str = "prepopulated", rediscovery: str = "targeted",
+    qos: str | None = None,
 ) -> str: ...
 def sm_sa_flood(spec: str, *, ca: str | None = None, port: int = 0) -> str: ...
 def sm_sa_get_table(

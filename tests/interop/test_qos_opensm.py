@@ -13,7 +13,9 @@ does with those MADs instead.
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -182,3 +184,30 @@ def test_opensm_accepts_our_cc_options(net: Path) -> None:
             assert all(row == qos["swe"]["sl2vl"] for row in rows.values())
         finally:
             run.remove()
+
+
+def test_our_sm_programs_the_same_tables_on_ibsim(net: Path, tmp_path: Path) -> None:
+    """ibcloud's own SM (`sm run --qos`) sets SL2VL and VL arbitration on
+    ibsim (which implements Set for both) and smpquery reads back what
+    OpenSM would have programmed from the same policy."""
+    path = tmp_path / "classes.toml"
+    path.write_text(CLASSES)
+    want = policy_tables(path)["qos"]
+    with IbSim(net) as sim:
+        cmd = [sys.executable, "-m", "ibcloud.cli.main", "sm", "run", "--once", "--qos", str(path),
+               "--dump-dir", str(tmp_path / "dumps"), "--json"]
+        summary = json.loads(sim.run_client(cmd, timeout=120).stdout)
+        q = summary["bring_up"]["qos"]
+        # 3 + 2 live switch ports x 5 input ports (0-4), 3 CAs; 2 VLArb blocks per live port.
+        assert (q["sl2vl_sets"], q["vlarb_sets"], q["failures"]) == ((3 + 2) * 5 + 3, 2 * (3 + 2 + 3), [])
+        assert q["verified"] == q["sl2vl_sets"] + q["vlarb_sets"]
+        lids = {n["description"]: n["lid"] for n in Fabric.read(tmp_path / "dumps" / "fabric.topo").nodes()}
+        # Our SM leaves OperationalVLs as the ports report them (ibsim: VL0-7),
+        # so VLs are masked with 7, not with the policy's max_op_vls.
+        for name, port, cls in [("H-0000000000000003", 0, "ca"), ("S-0000000000000011", 3, "swe")]:
+            lid = lids[name]
+            arb = parse_vlarb(_smp(sim, "vlarb", str(lid), str(port)))
+            assert arb["low"] == expected_vlarb(want[cls]["vlarb_low"], arb["low_cap"], 4)
+            assert arb["high"] == expected_vlarb(want[cls]["vlarb_high"], arb["high_cap"], 4)
+            rows = parse_sl2vl(_smp(sim, "sl2vl", str(lid), *([str(port)] if port else [])))
+            assert rows and all(r == want[cls]["sl2vl"] for r in rows.values()), rows
