@@ -211,3 +211,59 @@ def test_our_sm_programs_the_same_tables_on_ibsim(net: Path, tmp_path: Path) -> 
             assert arb["high"] == expected_vlarb(want[cls]["vlarb_high"], arb["high_cap"], 4)
             rows = parse_sl2vl(_smp(sim, "sl2vl", str(lid), *([str(port)] if port else [])))
             assert rows and all(r == want[cls]["sl2vl"] for r in rows.values()), rows
+
+
+def _wait_for(what: str, check, timeout: float = 30.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_a_running_opensm_applies_new_weights_after_sighup(net: Path, tmp_path: Path) -> None:
+    """A policy change at run time (DRXMax -> DRXMaxQ, or Sphinx moving VL
+    weights): rewrite the QoS options, send SIGHUP; OpenSM 3.3.23 re-reads
+    them (they are marked updatable in its option table) and programs the
+    new tables on its next sweep."""
+    import os
+    import signal
+    import subprocess
+
+    run_dir = tmp_path / "osm"
+    (run_dir / "cache").mkdir(parents=True)
+    conf, log = run_dir / "opensm.conf", run_dir / "opensm.log"
+    base = f"dump_files_dir {run_dir}\nsweep_interval 0\n"
+    conf.write_text(base + opensm_conf("drxmax", "qos"))
+    with IbSim(net) as sim:
+        env = sim.client_env()
+        env["OSM_CACHE_DIR"] = str(run_dir / "cache")
+        proc = subprocess.Popen(["opensm", "-F", str(conf), "-f", str(log), "-d", "2", "-D", "0x43"],
+                                cwd=sim.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            ups = lambda: log.read_text().count("SUBNET UP") if log.exists() else 0  # noqa: E731
+            _wait_for("the first SUBNET UP", lambda: ups() >= 1)
+            # OpenSM gives its own port LID 1 when its LID cache is empty.
+            low = lambda: parse_vlarb(_smp(sim, "vlarb", "1"))["low"][:2]  # noqa: E731
+            assert low() == [[0, 32], [1, 32]]
+            conf.write_text(base + opensm_conf("drxmaxq", "qos"))
+            os.kill(proc.pid, signal.SIGHUP)
+            _wait_for("the sweep after SIGHUP", lambda: ups() >= 2)
+            assert low() == [[0, 254], [1, 1]]
+            sw = _lids_from_subnet(run_dir)["S-0000000000000011"]
+            assert parse_vlarb(_smp(sim, "vlarb", str(sw), "3"))["low"][:2] == [[0, 254], [1, 1]]
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def _lids_from_subnet(run_dir: Path) -> dict[str, int]:
+    return {n["description"]: n["lid"] for n in Fabric.read(run_dir / "opensm-subnet.lst").nodes()}
