@@ -12,6 +12,7 @@
     ├── ReconfigError                 an event or reconfiguration that cannot be done
     ├── VSwitchError                  a refused vSwitch operation (no free VF, unknown VM, ...)
     ├── SimulationError               a simulation that cannot start, or stopped (deadlock, budget)
+    ├── QosError                      a QoS/CC policy that cannot be written (unknown preset or part)
     └── InternalError                 a bug: the core panicked
 
 File access errors are ordinary :class:`OSError` subclasses
@@ -33,6 +34,7 @@ from ibcloud._native import (
     InternalError,
     LidError,
     ParseError,
+    QosError,
     ReconfigError,
     RoutingError,
     SaError,
@@ -48,6 +50,7 @@ __all__ = [
     "InternalError",
     "LidError",
     "ParseError",
+    "QosError",
     "ReconfigError",
     "RoutingError",
     "SaError",

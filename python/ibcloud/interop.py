@@ -373,6 +373,7 @@ def run_opensm(
     config: dict[str, str] | None = None,
     guid2lid: str | os.PathLike[str] | None = None,
     timeout: float = 600.0,
+    config_text: str = "",
 ) -> OpenSmRun:
     """Runs OpenSM once (``-o``) on the simulator and collects its dumps.
 
@@ -381,6 +382,10 @@ def run_opensm(
     makes OpenSM write its dumps (routing level) and log the engine it used
     (info level). ``guid2lid`` seeds OpenSM's LID cache, so a second run
     keeps the LIDs of a first. The log is flushed on every line (``-d 2``).
+    ``config_text`` is appended to the config file as it is (options that
+    repeat, such as OpenSM's per-SL congestion settings); what OpenSM prints
+    while reading it (``Loading Cached Option``, warnings) is kept in
+    ``opensm.stdout`` beside the log.
 
     >>> from ibcloud import Fabric, read_lfts
     >>> with IbSim(_example_net()) as sim:
@@ -399,7 +404,7 @@ def run_opensm(
         shutil.copyfile(guid2lid, cache_dir / "guid2lid")
     settings = {"dump_files_dir": str(dump_dir), **(config or {})}
     conf = run_dir / "opensm.conf"
-    conf.write_text("".join(f"{k} {v}\n" for k, v in settings.items()))
+    conf.write_text("".join(f"{k} {v}\n" for k, v in settings.items()) + config_text)
     log = run_dir / "opensm.log"
     cmd = ["opensm", "-o", "-F", str(conf), "-f", str(log), "-d", "2", "-D", verbosity]
     if routing_engine:
@@ -414,6 +419,7 @@ def run_opensm(
                               stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as err:
         raise InteropError(f"opensm did not finish within {timeout:.0f} s; log: {log}\n{_tail(log)}") from err
+    (run_dir / "opensm.stdout").write_text(done.stdout)
     engine, seconds = _parse_log(log)
     return OpenSmRun(done.returncode, log, dump_dir, cache_dir, engine, seconds)
 

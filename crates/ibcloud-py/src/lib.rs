@@ -24,6 +24,7 @@ mod lft;
 mod lids;
 mod netsim;
 mod partitions;
+mod qos;
 mod reconfig;
 mod routing;
 mod sa;
@@ -85,5 +86,6 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sm::register(m)?;
     agent::register(m)?;
     sphinx::register(m)?;
+    qos::register(m)?;
     Ok(())
 }

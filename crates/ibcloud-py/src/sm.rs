@@ -32,7 +32,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (engine, *, lmc=0, guid2lid=None, dump_dir=None, smp_log=None, socket=None,
     sweep_interval=10.0, once=false, timeout_ms=200, retries=3, window=4, read_lfts=false,
-    ca=None, port=0, priority=0, sa=true, sa_caching=false, reconfig="full", vswitch_scheme="prepopulated", rediscovery="targeted"))]
+    ca=None, port=0, priority=0, sa=true, sa_caching=false, reconfig="full", vswitch_scheme="prepopulated", rediscovery="targeted", qos=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sm_run(
     py: Python<'_>,
@@ -56,7 +56,22 @@ pub(crate) fn sm_run(
     reconfig: &str,
     vswitch_scheme: &str,
     rediscovery: &str,
+    qos: Option<String>,
 ) -> PyResult<String> {
+    let qos = match qos {
+        None => None,
+        Some(policy) => {
+            let p = ibcloud_qos::resolve(&policy, ibcloud_qos::CcSls::All).map_err(|e| {
+                match crate::exceptions::parse_error(py) {
+                    Ok(ty) => PyErr::from_type(ty.clone(), e.to_string()),
+                    Err(setup) => setup,
+                }
+            })?;
+            Some(p.qos.ok_or_else(|| {
+                SmError::new_err(format!("{policy}: the policy has no [qos] settings"))
+            })?)
+        }
+    };
     let rediscovery = ibcloud_sm::rediscover::Rediscovery::parse(rediscovery)
         .map_err(|e| SmError::new_err(e.to_string()))?;
     let vswitch_scheme = ibcloud_vswitch::Scheme::parse(vswitch_scheme)
@@ -87,6 +102,7 @@ pub(crate) fn sm_run(
         reconfig,
         vswitch_scheme,
         rediscovery,
+        qos,
     };
     let options = DaemonOptions {
         socket,

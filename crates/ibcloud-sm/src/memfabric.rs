@@ -1,7 +1,7 @@
 //! An in-memory fabric that answers directed-route SMPs from an ibcloud
 //! [`Fabric`] model, as ibsim's SMA emulation does (NodeInfo,
-//! NodeDescription, SwitchInfo, PortInfo, LinearForwardingTable; Get and
-//! Set; port-state rules: ARMED needs the neighbour at least INIT, ACTIVE
+//! NodeDescription, SwitchInfo, PortInfo, LinearForwardingTable,
+//! SLtoVLMappingTable, VLArbitrationTable; Get and Set; port-state rules: ARMED needs the neighbour at least INIT, ACTIVE
 //! needs it at least ARMED). Used by the unit tests of discovery,
 //! programming and reliability; it can stay silent for chosen nodes and
 //! drop chosen sends to exercise timeouts and retries.
@@ -15,6 +15,11 @@ use crate::wire::{
 use ibcloud_fabric::{Fabric, Guid, LinkSpeed, LinkWidth, NodeKind, PortRef};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
+
+/// VLCap and OperationalVLs of every port (4 = VL0–7, ibsim's value).
+const VL_CAP: u8 = 4;
+/// VLArbitrationHighCap and LowCap of every port (ibsim's value).
+const VLARB_CAP: u8 = 8;
 
 #[derive(Clone, Debug)]
 struct PortState {
@@ -33,6 +38,10 @@ pub struct MemFabric {
     lft: HashMap<u32, Vec<u8>>,
     fdb_top: HashMap<u32, u16>,
     psc: HashSet<u32>,
+    /// SL2VL tables by (node, input port, output port); CA ports use (node, port, port).
+    sl2vl: HashMap<(u32, u8, u8), [u8; 8]>,
+    /// VL arbitration blocks by (port, block 1–4).
+    vlarb: HashMap<(PortRef, u8), [u8; SMP_DATA_LEN]>,
     answers: VecDeque<[u8; SMP_LEN]>,
     /// Node GUIDs that never answer.
     pub silent: HashSet<Guid>,
@@ -79,6 +88,8 @@ impl MemFabric {
             lft: HashMap::new(),
             fdb_top: HashMap::new(),
             psc,
+            sl2vl: HashMap::new(),
+            vlarb: HashMap::new(),
             answers: VecDeque::new(),
             silent: HashSet::new(),
             drop_next: 0,
@@ -99,6 +110,23 @@ impl MemFabric {
             .and_then(|t| t.get(lid as usize))
             .copied()
             .unwrap_or(0xff)
+    }
+
+    /// The SL2VL table a port pair holds (CA: `in_port == out_port`), as
+    /// the 8 bytes of the attribute; zeros (every SL on VL0) until set.
+    pub fn sl2vl(&self, node: ibcloud_fabric::NodeId, in_port: u8, out_port: u8) -> [u8; 8] {
+        self.sl2vl
+            .get(&(node.0, in_port, out_port))
+            .copied()
+            .unwrap_or([0; 8])
+    }
+
+    /// A VL arbitration block a port holds (1–4), as the attribute's bytes.
+    pub fn vlarb(&self, port: PortRef, block: u8) -> [u8; SMP_DATA_LEN] {
+        self.vlarb
+            .get(&(port, block))
+            .copied()
+            .unwrap_or([0; SMP_DATA_LEN])
     }
 
     /// Takes a link down (both ends DOWN) and flags the switches, as a cable pull.
@@ -197,6 +225,13 @@ impl MemFabric {
         };
         let mut b = [0u8; SMP_DATA_LEN];
         pi.emit(&mut b);
+        // As ibsim's ports: VLCap VL0-7, 8 entries in each arbitration table,
+        // operational VLs VL0-7; every port maps SLs (CapabilityMask bit 0
+        // is not modelled, the SM does not check it).
+        b[37] = (b[37] & 0x0f) | (VL_CAP << 4);
+        b[39] = VLARB_CAP;
+        b[40] = VLARB_CAP;
+        b[43] = (b[43] & 0x0f) | (VL_CAP << 4);
         b
     }
 
@@ -311,6 +346,44 @@ impl MemFabric {
                     t[b * 64..b * 64 + 64].copy_from_slice(&blk.0);
                 }
                 out.copy_from_slice(&t[b * 64..b * 64 + 64]);
+            }
+            attr::SL_TO_VL_MAPPING_TABLE => {
+                let (inp, outp) = if node.is_switch() {
+                    let (i, o) = ((req.attr_mod >> 8) as u8, req.attr_mod as u8);
+                    if req.attr_mod > 0xffff || i > node.num_ports || o > node.num_ports {
+                        return Err(0x1c);
+                    }
+                    (i, o)
+                } else {
+                    (at.port, at.port)
+                };
+                let t = self.sl2vl.entry((nid, inp, outp)).or_insert([0; 8]);
+                if set {
+                    t.copy_from_slice(&req.data[..8]);
+                }
+                out[..8].copy_from_slice(t);
+            }
+            attr::VL_ARBITRATION_TABLE => {
+                let block = (req.attr_mod >> 16) as u8;
+                let p = if node.is_switch() {
+                    (req.attr_mod & 0xffff) as u8
+                } else {
+                    at.port
+                };
+                // Blocks 2 and 4 exist only when a table has more than 32
+                // entries; these ports have 8, as ibsim's.
+                if !(block == 1 || block == 3) || (req.attr_mod & 0xffff) > node.num_ports as u32 {
+                    return Err(0x1c);
+                }
+                let used = 2 * VLARB_CAP as usize;
+                let t = self
+                    .vlarb
+                    .entry((PortRef::new(at.node, p), block))
+                    .or_insert([0; SMP_DATA_LEN]);
+                if set {
+                    t[..used].copy_from_slice(&req.data[..used]);
+                }
+                out[..used].copy_from_slice(&t[..used]);
             }
             _ => return Err(0x0c),
         }

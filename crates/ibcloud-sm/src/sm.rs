@@ -58,6 +58,10 @@ pub struct SmConfig {
     /// How a heavy sweep after the first finds the subnet: re-read only
     /// what flags a change, or walk everything again (OpenSM).
     pub rediscovery: crate::rediscover::Rediscovery,
+    /// QoS tables to program on every port after each heavy sweep's
+    /// bring-up (SL2VL, VL arbitration; `ibcloud-qos`), as OpenSM's
+    /// `qos TRUE` does. Unlike LFTs they are sent again on every heavy sweep.
+    pub qos: Option<ibcloud_qos::FabricQos>,
 }
 
 /// How a heavy sweep re-routes a fabric it has routed before.
@@ -121,6 +125,7 @@ impl Default for SmConfig {
             reconfig: Reconfig::Full,
             vswitch_scheme: ibcloud_vswitch::Scheme::Prepopulated,
             rediscovery: crate::rediscover::Rediscovery::Targeted,
+            qos: None,
         }
     }
 }
@@ -197,6 +202,8 @@ pub struct SweepReport {
     pub sm_lid: u16,
     /// Highest LID assigned.
     pub max_lid: u16,
+    /// QoS programming (with `SmConfig::qos`).
+    pub qos: Option<crate::program::QosReport>,
 }
 
 /// The current view of the subnet.
@@ -467,6 +474,9 @@ impl<T: Transport> SubnetManager<T> {
         if (slim || subtree) && report.program.failures.is_empty() {
             report.completion =
                 Some(self.complete(&mut d, &ids, &fabric, &mut tables, sm_lid, options));
+        }
+        if let Some(q) = &self.config.qos {
+            report.qos = Some(crate::program::program_qos(&mut self.mads, &d, q));
         }
         self.state = SmState::Master;
         let guid = d.nodes[d.sm_port.0]

@@ -493,3 +493,80 @@ fn an_engine_that_needs_sls_is_programmed_with_a_warning_about_sl2vl() {
     let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
     assert!(sm.heavy_sweep("bring-up").unwrap().warnings.is_empty());
 }
+
+/// QoS (issue 22): the SM sets SL2VL on every switch port pair and CA port
+/// and the VL arbitration blocks the ports' caps allow, as OpenSM does, and
+/// reads them all back.
+#[test]
+fn program_qos_sets_every_table_and_reads_it_back() {
+    use ibcloud_qos::{CcSls, PortClass, Preset};
+    use ibcloud_sm::program::program_qos;
+    use ibcloud_sm::wire::{SlToVlRepr, SMP_DATA_LEN};
+    let f = fabric();
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    let mut qos = Preset::StMaxQ.policy(CcSls::All).qos.unwrap();
+    // CA ports get their own tables, so a class mix-up shows.
+    qos.class_mut(PortClass::Ca).sl2vl = Some([1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 15]);
+    let d = sm.subnet.as_ref().unwrap().discovery.clone();
+    let r = program_qos(&mut sm.mads, &d, &qos);
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    // 12 switches x 8 live ports x 9 input ports (0-8), and 32 CA ports.
+    assert_eq!(r.sl2vl_sets, 12 * 8 * 9 + 32);
+    // Low block 1 and high block 3 on every live port (caps of 8).
+    assert_eq!(r.vlarb_sets, 2 * (12 * 8 + 32));
+    assert_eq!(r.verified, r.sl2vl_sets + r.vlarb_sets);
+    assert_eq!(r.smps["Set SLtoVLMappingTable"], r.sl2vl_sets as u64);
+    let mem = sm.mads.transport();
+    let decode = |b: [u8; 8]| {
+        let mut a = [0u8; SMP_DATA_LEN];
+        a[..8].copy_from_slice(&b);
+        SlToVlRepr::parse(&a).unwrap().0
+    };
+    let swe = qos.effective(PortClass::Swe).sl2vl;
+    let ca = qos.effective(PortClass::Ca).sl2vl;
+    for (id, node) in f.iter_nodes() {
+        if node.is_switch() {
+            for inp in 0..=node.num_ports {
+                assert_eq!(decode(mem.sl2vl(id, inp, 1)), swe);
+            }
+        } else {
+            assert_eq!(decode(mem.sl2vl(id, 1, 1)), ca);
+        }
+    }
+}
+
+#[test]
+fn program_qos_masks_vls_as_opensm_and_reports_a_port_that_does_not_keep_them() {
+    use ibcloud_netsim::VlArbEntry;
+    use ibcloud_qos::{FabricQos, QosTables};
+    use ibcloud_sm::program::program_qos;
+    let f = fabric();
+    let mut sm = SubnetManager::new(MemFabric::new(f.clone(), sm_port(&f)), config()).unwrap();
+    sm.heavy_sweep("bring-up").unwrap();
+    // VL 9 on ports with VL0-7 operational: OpenSM sends 9 & 7 = 1.
+    let mut t = QosTables::opensm_default();
+    t.vlarb_low = vec![VlArbEntry { vl: 9, weight: 3 }];
+    let d = sm.subnet.as_ref().unwrap().discovery.clone();
+    let r = program_qos(&mut sm.mads, &d, &FabricQos::uniform(t));
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    let ca = PortRef::new(f.cas().nth(3).unwrap(), 1);
+    let low = sm.mads.transport().vlarb(ca, 1);
+    assert_eq!(&low[..4], &[1, 3, 0, 0]);
+    // A silent switch: its Sets time out and are reported, nothing hangs.
+    let victim = f.node(f.switches().next().unwrap()).guid;
+    sm.mads.transport_mut().silent.insert(victim);
+    let r = program_qos(
+        &mut sm.mads,
+        &d,
+        &FabricQos::uniform(QosTables::opensm_default()),
+    );
+    assert!(!r.failures.is_empty());
+    assert!(
+        r.failures
+            .iter()
+            .all(|m| m.contains(&f.node(f.node_by_guid(victim).unwrap()).description)),
+        "{:?}",
+        r.failures
+    );
+}

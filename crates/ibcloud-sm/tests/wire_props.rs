@@ -17,6 +17,24 @@ proptest! {
         let _ = PortInfoRepr::parse(&bytes);
         let _ = LftBlockRepr::parse(&bytes);
         let _ = SmInfoRepr::parse(&bytes);
+        let _ = SlToVlRepr::parse(&bytes);
+        let _ = VlArbBlockRepr::parse(&bytes);
+    }
+
+    #[test]
+    fn qos_tables_round_trip(
+        map in proptest::collection::vec(0u8..16, 16),
+        entries in proptest::collection::vec((0u8..16, any::<u8>()), 32),
+    ) {
+        let mut m = [0u8; 16];
+        m.copy_from_slice(&map);
+        let mut b = [0u8; SMP_DATA_LEN];
+        SlToVlRepr(m).emit(&mut b);
+        prop_assert_eq!(SlToVlRepr::parse(&b).unwrap().0, m);
+        let mut e = [(0u8, 0u8); VLARB_BLOCK_ENTRIES];
+        e.copy_from_slice(&entries);
+        VlArbBlockRepr(e).emit(&mut b);
+        prop_assert_eq!(VlArbBlockRepr::parse(&b).unwrap().0, e);
     }
 
     #[test]

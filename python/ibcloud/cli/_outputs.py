@@ -70,6 +70,8 @@ OUTPUTS: Dict[Tuple[str, ...], Dict[str, str]] = {
     ("host", "nectere"): {"out": "dir"},
     ("sm", "run"): {"summary": "file", "smp_log": "file", "dump_dir": "dir", "guid2lid": "cache"},
     ("agent",): {"log": "file", "parquet": "file"},
+    ("qos", "write"): {"out": "file"},
+    ("cc", "write"): {"out": "file"},
     ("run",): {"out": "own", "report": "own"},
     ("campaign", "run"): {"results": "own", "report": "own"},
     ("report",): {"out": "own"},

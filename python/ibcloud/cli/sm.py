@@ -58,6 +58,12 @@ def _print_summary(s: dict[str, Any]) -> None:
         print(f"failed: {f}")
     for w in b.get("warnings", []):
         print(f"warning: {w}")
+    q = b.get("qos")
+    if q:
+        print(f"qos: {q['sl2vl_sets']} SL2VL tables and {q['vlarb_sets']} VLArb blocks set, {q['verified']} read "
+              f"back equal ({q['total_smps']} SMPs)")
+        for f in q["failures"]:
+            print(f"qos failed: {f}")
     c = s["counters"]
     print(f"counters: {c['total_sent']} sent, {c['retries']} retries, {c['timeouts']} timeouts, "
           f"{c['status_errors']} status errors, {c['malformed']} malformed, {c['traps']} traps; "
@@ -73,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
                       timeout_ms=args.timeout_ms, retries=args.retries, window=args.window,
                       read_lfts=args.read_lfts, ca=args.ca, port=args.port, priority=args.priority,
                       sa=not args.no_sa, sa_caching=args.sa_caching, reconfig=args.reconfig,
-                      vswitch_scheme=args.vswitch_scheme, rediscovery=args.rediscovery)
+                      vswitch_scheme=args.vswitch_scheme, rediscovery=args.rediscovery, qos=args.qos)
     except SmError as err:
         print(f"ibcloud: error: {err}", file=sys.stderr)
         return int(ExitStatus.ERROR)
@@ -86,7 +92,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         _print_summary(summary)
     b = summary["bring_up"]
-    bad = b["routing_error"] or b["unreachable"] or b["program"]["failures"] or b.get("standby_because")
+    bad = (b["routing_error"] or b["unreachable"] or b["program"]["failures"] or b.get("standby_because")
+           or (b.get("qos") or {}).get("failures"))
     return int(ExitStatus.FAILURE if bad else ExitStatus.SUCCESS)
 
 
@@ -158,6 +165,9 @@ def register(commands: Any) -> None:
                         "sees), or walk the whole subnet again as OpenSM does")
     r.add_argument("--no-sa", action="store_true", help="do not answer SubnAdmGet(PathRecord)")
     r.add_argument("--sa-caching", action="store_true", help="set Paper I's caching flag in the SA's PathRecords")
+    r.add_argument("--qos", metavar="POLICY_OR_FILE",
+                   help="program SL2VL and VL arbitration of a QoS policy on every port after each heavy sweep "
+                        "(stmax, stmaxq, drxmax, drxmaxq or a TOML file; docs/qos.md)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(run=_run)
     c = sub.add_parser("ctl", help="send a command to a running SM")

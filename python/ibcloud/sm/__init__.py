@@ -51,7 +51,9 @@ def run(engine: str = "minhop", *, once: bool = True, **options: Any) -> dict[st
     ``reconfig`` (``full``, ``slimupdate`` or ``subtree``: how sweeps after a change re-route),
     ``rediscovery`` (``targeted``, the default: a heavy sweep after the first
     re-reads only the switches that flag PortStateChange or sent a trap;
-    ``full``: walk the whole subnet again, as OpenSM). Without ``once`` it runs
+    ``full``: walk the whole subnet again, as OpenSM), ``qos`` (a QoS policy,
+    preset name or TOML file: SL2VL and VL arbitration set on every port and
+    read back after each heavy sweep; docs/qos.md). Without ``once`` it runs
     until ``stop`` arrives on the control socket or Ctrl-C.
 
     >>> run("nonsense")  # doctest: +ELLIPSIS

@@ -342,6 +342,26 @@ impl PortInfoRepr {
         b[62] = (b[62] & 0x0f) | (self.link_speed_ext_active << 4);
     }
 
+    /// VLCap (1 = VL0, 2 = VL0–1, 3 = VL0–3, 4 = VL0–7, 5 = VL0–14).
+    pub fn vl_cap(&self) -> u8 {
+        self.raw[37] >> 4
+    }
+
+    /// OperationalVLs, coded as VLCap.
+    pub fn operational_vls(&self) -> u8 {
+        self.raw[43] >> 4
+    }
+
+    /// VLHighLimit.
+    pub fn vl_high_limit(&self) -> u8 {
+        self.raw[38]
+    }
+
+    /// VLArbitrationHighCap and VLArbitrationLowCap: entries of each table.
+    pub fn vl_arb_caps(&self) -> (u8, u8) {
+        (self.raw[39], self.raw[40])
+    }
+
     /// Whether the physical link is up.
     pub fn link_up(&self) -> bool {
         self.phys_state == PHYS_LINK_UP
@@ -386,6 +406,85 @@ impl LftBlockRepr {
     /// Writes a block.
     pub fn emit(&self, b: &mut [u8; SMP_DATA_LEN]) {
         *b = self.0;
+    }
+}
+
+/// SLtoVLMappingTable (attribute 0x0017, 8 bytes): the VL of each of the 16
+/// SLs, two per byte (SL 2k in the high nibble of byte k). On a switch the
+/// modifier names the pair ([`sl2vl_modifier`]); on a CA it is 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlToVlRepr(pub [u8; 16]);
+
+/// The SLtoVLMappingTable modifier of a switch's (input port, output
+/// port) pair (IBA 14.2.5.8): `in << 8 | out`.
+pub fn sl2vl_modifier(in_port: u8, out_port: u8) -> u32 {
+    (in_port as u32) << 8 | out_port as u32
+}
+
+impl SlToVlRepr {
+    /// Parses the table.
+    pub fn parse(b: &[u8]) -> Result<Self, WireError> {
+        need("SLtoVLMappingTable", b, 8)?;
+        let mut m = [0u8; 16];
+        for (sl, v) in m.iter_mut().enumerate() {
+            let byte = b[sl / 2];
+            *v = if sl % 2 == 0 { byte >> 4 } else { byte & 0x0f };
+        }
+        Ok(Self(m))
+    }
+    /// Writes the table (VLs above 15 are cut to 4 bits).
+    pub fn emit(&self, b: &mut [u8; SMP_DATA_LEN]) {
+        *b = [0u8; SMP_DATA_LEN];
+        for (k, byte) in b.iter_mut().take(8).enumerate() {
+            *byte = (self.0[2 * k] & 0x0f) << 4 | (self.0[2 * k + 1] & 0x0f);
+        }
+    }
+}
+
+/// The four 32-entry blocks of a port's VLArbitrationTable (IBA 14.2.5.9);
+/// the modifier's upper 16 bits are the block number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum VlArbBlock {
+    /// Low-priority entries 0–31 (1).
+    LowFirst = 1,
+    /// Low-priority entries 32–63 (2).
+    LowSecond = 2,
+    /// High-priority entries 0–31 (3).
+    HighFirst = 3,
+    /// High-priority entries 32–63 (4).
+    HighSecond = 4,
+}
+
+/// The VLArbitrationTable modifier: `block << 16 | port` (the port is
+/// ignored on a CA).
+pub fn vlarb_modifier(block: VlArbBlock, port: u8) -> u32 {
+    (block as u32) << 16 | port as u32
+}
+
+/// Number of entries in one VLArbitrationTable block.
+pub const VLARB_BLOCK_ENTRIES: usize = 32;
+
+/// One VLArbitrationTable block (attribute 0x0018, 64 bytes): 32 entries of
+/// (VL in the low 4 bits of the first byte, weight).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VlArbBlockRepr(pub [(u8, u8); VLARB_BLOCK_ENTRIES]);
+
+impl VlArbBlockRepr {
+    /// Parses a block (the 4 reserved bits are ignored).
+    pub fn parse(b: &[u8]) -> Result<Self, WireError> {
+        need("VLArbitrationTable", b, SMP_DATA_LEN)?;
+        let mut e = [(0u8, 0u8); VLARB_BLOCK_ENTRIES];
+        for (i, x) in e.iter_mut().enumerate() {
+            *x = (b[2 * i] & 0x0f, b[2 * i + 1]);
+        }
+        Ok(Self(e))
+    }
+    /// Writes a block (reserved bits zero).
+    pub fn emit(&self, b: &mut [u8; SMP_DATA_LEN]) {
+        for (i, &(vl, w)) in self.0.iter().enumerate() {
+            b[2 * i] = vl & 0x0f;
+            b[2 * i + 1] = w;
+        }
     }
 }
 
@@ -552,6 +651,53 @@ mod tests {
         r.emit(&mut out);
         assert_eq!(&out[6..8], &[0x01, 0x68]);
         assert_eq!(out[11] & 0x03, 0x01);
+    }
+
+    #[test]
+    fn sl2vl_nibbles_and_round_trip() {
+        let mut b = [0u8; SMP_DATA_LEN];
+        b[0] = 0x01; // SL0 -> VL0, SL1 -> VL1
+        b[7] = 0xf3; // SL14 -> VL15 (drop), SL15 -> VL3
+        let r = SlToVlRepr::parse(&b).unwrap();
+        assert_eq!(r.0[..2], [0, 1]);
+        assert_eq!(r.0[14..], [15, 3]);
+        let mut out = [0xaau8; SMP_DATA_LEN];
+        r.emit(&mut out);
+        assert_eq!(out, b);
+        assert!(SlToVlRepr::parse(&b[..7]).is_err());
+        assert_eq!(sl2vl_modifier(3, 7), 0x0307);
+    }
+
+    #[test]
+    fn vlarb_block_round_trip_ignores_reserved_bits() {
+        let mut b = [0u8; SMP_DATA_LEN];
+        b[0..4].copy_from_slice(&[0x00, 254, 0x01, 1]);
+        b[62] = 0xf4; // reserved bits set, VL 4
+        b[63] = 9;
+        let r = VlArbBlockRepr::parse(&b).unwrap();
+        assert_eq!((r.0[0], r.0[1], r.0[31]), ((0, 254), (1, 1), (4, 9)));
+        let mut out = [0u8; SMP_DATA_LEN];
+        r.emit(&mut out);
+        b[62] = 0x04;
+        assert_eq!(out, b);
+        assert!(VlArbBlockRepr::parse(&b[..63]).is_err());
+        assert_eq!(vlarb_modifier(VlArbBlock::HighFirst, 5), 0x0003_0005);
+    }
+
+    #[test]
+    fn port_info_vl_fields() {
+        let mut b = [0u8; SMP_DATA_LEN];
+        b[37] = 0x40;
+        b[38] = 4;
+        b[39] = 8;
+        b[40] = 64;
+        b[43] = 0x20;
+        let r = PortInfoRepr::parse(&b).unwrap();
+        assert_eq!(
+            (r.vl_cap(), r.operational_vls(), r.vl_high_limit()),
+            (4, 2, 4)
+        );
+        assert_eq!(r.vl_arb_caps(), (8, 64));
     }
 
     #[test]

@@ -5,7 +5,8 @@ pub mod attrs;
 pub mod smp;
 
 pub use attrs::{
-    LftBlockRepr, LinkState, NodeDescriptionRepr, NodeInfoRepr, NodeType, PortInfoRepr, SmInfoRepr,
-    SmState, SwitchInfoRepr,
+    sl2vl_modifier, vlarb_modifier, LftBlockRepr, LinkState, NodeDescriptionRepr, NodeInfoRepr,
+    NodeType, PortInfoRepr, SlToVlRepr, SmInfoRepr, SmState, SwitchInfoRepr, VlArbBlock,
+    VlArbBlockRepr, VLARB_BLOCK_ENTRIES,
 };
 pub use smp::{attr, Route, Smp, SmpRepr, SMP_DATA_LEN, SMP_LEN};

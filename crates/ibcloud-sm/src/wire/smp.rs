@@ -63,6 +63,10 @@ pub mod attr {
     pub const SWITCH_INFO: u16 = 0x0012;
     /// PortInfo.
     pub const PORT_INFO: u16 = 0x0015;
+    /// SLtoVLMappingTable.
+    pub const SL_TO_VL_MAPPING_TABLE: u16 = 0x0017;
+    /// VLArbitrationTable.
+    pub const VL_ARBITRATION_TABLE: u16 = 0x0018;
     /// LinearForwardingTable.
     pub const LINEAR_FORWARDING_TABLE: u16 = 0x0019;
     /// SMInfo.
@@ -76,6 +80,8 @@ pub mod attr {
             NODE_INFO => "NodeInfo",
             SWITCH_INFO => "SwitchInfo",
             PORT_INFO => "PortInfo",
+            SL_TO_VL_MAPPING_TABLE => "SLtoVLMappingTable",
+            VL_ARBITRATION_TABLE => "VLArbitrationTable",
             LINEAR_FORWARDING_TABLE => "LinearForwardingTable",
             SM_INFO => "SMInfo",
             _ => "Other",
