@@ -122,6 +122,14 @@ pub struct FabricOptions {
     /// IB congestion control: a preset (`default`, `ranadive` = G Table 5)
     /// or a table of netsim's `congestion-control` keys. Default off.
     pub congestion_control: Option<serde_json::Value>,
+    /// A QoS / congestion-control policy as an SM programs it (docs/qos.md):
+    /// a preset (`stmax`, `stmaxq`, `drxmax`, `drxmaxq`, G Tables 5–6) or a
+    /// policy file; applied from time 0. Instead of `vls`, `sl2vl`,
+    /// `vl-arbitration` and `congestion-control`.
+    pub qos: Option<String>,
+    /// Which SLs a preset's congestion control covers (G §9 A11): `all`
+    /// (default) or `bulk` (all but SL0).
+    pub qos_cc_sls: Option<String>,
 }
 
 impl FabricOptions {
@@ -158,10 +166,39 @@ impl FabricOptions {
                 })?,
             ),
         };
-        let cfg = ibcloud_netsim::SimConfig {
+        let mut cfg = ibcloud_netsim::SimConfig {
             congestion_control,
             ..self.without_cc(sl2vl)?
         };
+        if let Some(q) = &self.qos {
+            let raw = self.vls != 1
+                || self.sl2vl.is_some()
+                || self.vl_arbitration.is_some()
+                || self.congestion_control.is_some();
+            if raw {
+                return err(
+                    "fabric.qos",
+                    "give either a qos policy or vls / sl2vl / vl-arbitration / congestion-control",
+                );
+            }
+            let sls = match self.qos_cc_sls.as_deref() {
+                None => ibcloud_qos::CcSls::All,
+                Some(s) => ibcloud_qos::CcSls::parse(s).ok_or_else(|| ScenarioError {
+                    path: "fabric.qos-cc-sls".into(),
+                    problem: format!("'{s}' is not all or bulk"),
+                })?,
+            };
+            let policy = ibcloud_qos::resolve(q, sls).map_err(|e| ScenarioError {
+                path: "fabric.qos".into(),
+                problem: e.to_string(),
+            })?;
+            cfg = policy.apply_to(&cfg).map_err(|e| ScenarioError {
+                path: "fabric.qos".into(),
+                problem: e,
+            })?;
+        } else if self.qos_cc_sls.is_some() {
+            return err("fabric.qos-cc-sls", "only with a qos preset");
+        }
         cfg.validate().map_err(|e| ScenarioError {
             path: "fabric".into(),
             problem: e.to_string(),
@@ -198,6 +235,8 @@ impl Default for FabricOptions {
             sl2vl: None,
             vl_arbitration: None,
             congestion_control: None,
+            qos: None,
+            qos_cc_sls: None,
         }
     }
 }

@@ -1357,12 +1357,10 @@ impl World {
                 .sched
                 .set_weight(now, v, weight)
                 .map_err(|e| e.to_string()),
-            Actuation::SetQuota { quota, period, .. } => {
-                self.hosts[h]
-                    .sched
-                    .set_quota(now, v, quota, period)
-                    .map_err(|e| e.to_string())
-            }
+            Actuation::SetQuota { quota, period, .. } => self.hosts[h]
+                .sched
+                .set_quota(now, v, quota, period)
+                .map_err(|e| e.to_string()),
             Actuation::SetCcDelay { ccti, .. } => {
                 // Every QP the VM (any of its vCPUs) sends on.
                 let dom = self.vms[vm].dom;

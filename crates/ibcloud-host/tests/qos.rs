@@ -124,3 +124,27 @@ fn congestion_control_presets_run_and_bad_settings_are_named() {
     assert_eq!(p, "fabric");
     assert!(m.contains("ccti-min"), "{m}");
 }
+
+#[test]
+fn g_table_6_presets_apply_as_the_sm_programs_them() {
+    // StMax (32:32) and StMaxQ (254:1 for SL0) with G Table 5's CC: Nectere
+    // on SL0, the bulk writer on SL1.
+    let stmax = nectere_us(&run(&scenario(r#", "qos": "stmax""#, 0, 1)));
+    let stmaxq = nectere_us(&run(&scenario(r#", "qos": "stmaxq""#, 0, 1)));
+    eprintln!("Nectere µs: StMax {stmax:.1}, StMaxQ {stmaxq:.1}");
+    assert!(
+        stmaxq < stmax,
+        "254:1 favours SL0: {stmax:.1} → {stmaxq:.1}"
+    );
+    let bad = |fabric: &str| {
+        let e = scenario(fabric, 0, 1).validate().unwrap_err();
+        (e.path, e.problem)
+    };
+    let (p, m) = bad(r#", "qos": "stmax", "vls": 2"#);
+    assert_eq!(p, "fabric.qos", "{m}");
+    let (p, m) = bad(r#", "qos": "maxq""#);
+    assert_eq!(p, "fabric.qos");
+    assert!(m.contains("not a preset"), "{m}");
+    let (p, _) = bad(r#", "qos": "stmax", "qos-cc-sls": "some""#);
+    assert_eq!(p, "fabric.qos-cc-sls");
+}

@@ -164,6 +164,11 @@ class Scenario:
         if isinstance(fabric, dict) and isinstance(fabric.get("file"), str):
             # A fabric file is named relative to the scenario file.
             fabric["file"] = str((p.parent / fabric["file"]).resolve())
+        if isinstance(fabric, dict) and isinstance(fabric.get("qos"), str):
+            # So is a QoS policy file (a preset name stays as it is).
+            q = p.parent / fabric["qos"]
+            if q.is_file():
+                fabric["qos"] = str(q.resolve())
         return sc
 
     @classmethod
