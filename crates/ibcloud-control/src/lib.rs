@@ -13,10 +13,12 @@
 //! [`capping::CapPolicy`] is the backend-neutral face of the capping
 //! policies (FaReS, FreeMarket, IOShares): [`sim::CapLoop`] runs one on the
 //! host simulator, `ibcloud agent` on a real Linux host.
+//! [`drx`] is DRX's cluster-wide control plane (PM / EM / HA).
 //! [`build`] turns a scenario's `[[controllers]]` table into a controller.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub mod capping;
+pub mod drx;
 pub mod fares;
 pub mod ibmon;
 pub mod resex;
@@ -201,8 +203,12 @@ pub fn build(
                 latency,
             )))
         }
+        "drx" => {
+            let cfg = drx::DrxConfig::from_params(&c.params, vm_names)?;
+            Ok(Box::new(drx::sim::DrxController::new(cfg)))
+        }
         other => Err(format!(
-            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares)"
+            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares, drx)"
         )),
     }
 }
