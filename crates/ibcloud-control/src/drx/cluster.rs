@@ -642,4 +642,133 @@ mod tests {
         let e = Drx::new(c, p.hosts.clone(), vms).unwrap_err();
         assert!(e.contains("hadoop, linpack"), "{e}");
     }
+
+    #[test]
+    fn iomin_freeze_stops_raises() {
+        // Hadoop's IOmin 8000 of 9600: the first cut (to 75 %) drops it to
+        // 7200, so the PM freezes its price at the next tick.
+        let (mut c, p) = cfg(PolicyKind::EbDist);
+        c.vmes[1].io_min = 8000.0;
+        let (d, _) = run(c, &p, 6);
+        let f = d
+            .records()
+            .iter()
+            .find(|r| r.kind == RecordKind::FreezeIoMin)
+            .expect("a freeze");
+        assert_eq!(f.vme, Some(1));
+        assert!(d
+            .records()
+            .iter()
+            .filter(|r| r.kind == RecordKind::Price && r.time > f.time)
+            .all(|r| r.vme != Some(1)));
+        assert!(d
+            .records()
+            .iter()
+            .any(|r| r.kind == RecordKind::Frozen && r.vme == Some(1)));
+    }
+
+    #[test]
+    fn ceiling_gives_the_minimum_allocation() {
+        // MaxPrice = (8 × 1000 CQE/s × 60 s / 3 VMEs) / 60 = 2666.7; from
+        // 2600 one 25 % raise reaches it.
+        let (mut c, p) = cfg(PolicyKind::EbDist);
+        c.link_cqe_per_s = 1000.0;
+        c.initial_price = 2600.0;
+        let (d, _) = run(c, &p, 2);
+        let ceil: Vec<&DrxRecord> = d
+            .records()
+            .iter()
+            .filter(|r| r.kind == RecordKind::Ceiling)
+            .collect();
+        assert_eq!(ceil.len(), 2);
+        assert!((ceil[0].price.unwrap() - 8000.0 / 3.0).abs() < 1e-9);
+        // cap_min = 100 × IOmin / g = 20 for both bulk VMEs.
+        assert_eq!(d.cap(p.vmes[1].vms[5]), 20.0);
+        assert_eq!(d.cap(p.vmes[2].vms[31]), 20.0);
+        assert_eq!(d.price(1), 8000.0 / 3.0);
+    }
+
+    #[test]
+    fn a7_price_per_vme_host() {
+        let (mut c, p) = cfg(PolicyKind::EbLocal);
+        c.local_price = crate::drx::config::LocalPrice::VmeHost;
+        let (d, _) = run(c, &p, 2);
+        // Both Nectere hosts raise their own Hadoop price in interval 1.
+        let hadoop: Vec<Option<usize>> = d
+            .records()
+            .iter()
+            .filter(|r| r.kind == RecordKind::Price && r.vme == Some(1) && r.time < 2 * S)
+            .map(|r| r.host)
+            .collect();
+        assert_eq!(hadoop, vec![Some(0), Some(1)]);
+        // The default (one VME price) allows one change per interval.
+        let (c, p) = cfg(PolicyKind::EbLocal);
+        let (d, _) = run(c, &p, 2);
+        let n = d
+            .records()
+            .iter()
+            .filter(|r| r.kind == RecordKind::Price && r.vme == Some(1) && r.time < 2 * S)
+            .count();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a8_slow_restore() {
+        let (mut c, p) = cfg(PolicyKind::EbDist);
+        c.restore_rate = 0.5;
+        let (d, _) = run(c, &p, 12);
+        let r: Vec<&DrxRecord> = d
+            .records()
+            .iter()
+            .filter(|r| r.kind == RecordKind::Restore)
+            .collect();
+        assert!(r.iter().any(|x| x.cap.is_some()) && r.iter().any(|x| x.price.is_some()));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Any observation sequence (CQE counts from 0 to 10⁷ per
+        /// interval, hence any PD and any Resos state): caps stay finite,
+        /// within [0, 100], and within [cap_min, 100] when repaired.
+        #[test]
+        fn caps_bounded_for_any_trace(
+            policy in 0usize..10,
+            repaired in proptest::bool::ANY,
+            supply in 1.0f64..1e6,
+            deltas in proptest::collection::vec(proptest::collection::vec(0u64..10_000_000, 66), 6),
+        ) {
+            let (mut c, p) = cfg(PolicyKind::parse(crate::drx::config::POLICY_NAMES[policy]).unwrap());
+            c.cap_rule.mode = if repaired { CapMode::Repaired } else { CapMode::AsWritten };
+            c.link_cqe_per_s = supply.max(1000.0);
+            let vms: Vec<(String, usize)> =
+                p.vm_names.iter().cloned().zip(p.vm_host.iter().copied()).collect();
+            let mut d = Drx::new(c, p.hosts.clone(), vms).unwrap();
+            let mut cum = vec![0u64; 66];
+            let mut k = 0;
+            while k < deltas.len() {
+                let t = d.next_wakeup();
+                if t.is_multiple_of(S) {
+                    for v in 0..66 {
+                        cum[v] += deltas[k][v];
+                    }
+                    k += 1;
+                }
+                for cc in d.step(t, &cum) {
+                    proptest::prop_assert!(cc.cap.is_finite() && (0.0..=100.0).contains(&cc.cap));
+                }
+            }
+            for v in 0..66 {
+                let cap = d.cap(v);
+                proptest::prop_assert!(cap.is_finite() && (0.0..=100.0).contains(&cap));
+                if repaired && d.ctx.place.vm_vme[v] != Some(0) {
+                    proptest::prop_assert!(cap >= d.ctx.cap_min[v] - 1e-9, "{} < {}", cap, d.ctx.cap_min[v]);
+                }
+            }
+            for r in d.records() {
+                for x in [r.pd, r.dp, r.rel, r.price, r.dc, r.cap, r.io].into_iter().flatten() {
+                    proptest::prop_assert!(x.is_finite(), "{:?}", r);
+                }
+            }
+        }
+    }
 }
