@@ -212,3 +212,19 @@ pub fn build(
         )),
     }
 }
+
+/// As [`build`], knowing the host of every VM (`vm_hosts[i]` for
+/// `vm_names[i]`): controllers whose checks need the cluster layout (DRX's
+/// Workload Configurator) run them now, so the error is the scenario's.
+pub fn build_on(
+    c: &ControllerOptions,
+    vm_names: &[String],
+    vm_hosts: &[String],
+) -> Result<Box<dyn HostController>, String> {
+    if c.kind == "drx" {
+        let cfg = drx::DrxConfig::from_params(&c.params, vm_names)?;
+        drx::sim::check_layout(&cfg, vm_names, vm_hosts)?;
+        return Ok(Box::new(drx::sim::DrxController::new(cfg)));
+    }
+    build(c, vm_names)
+}

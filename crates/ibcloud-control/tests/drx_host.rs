@@ -127,3 +127,19 @@ fn unknown_key_and_bad_spec_are_errors() {
     assert!(err(r#", "vmes": {"y": {"vms": ["a"], "g": 1, "weird": 2}}"#).contains("`weird`"));
     assert!(err(r#", "vmes": {"y": {"vms": ["a"]}}"#).contains("g: required"));
 }
+
+#[test]
+fn build_on_checks_the_layout() {
+    // Minimums of the low-priority ensemble above two links' capacity:
+    // found when the scenario is built, naming the ensemble.
+    let names: Vec<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+    let hosts: Vec<String> = ["A", "B"].iter().map(|s| s.to_string()).collect();
+    let opts: ibcloud_host::scenario::ControllerOptions = serde_json::from_str(
+        r#"{"kind": "drx", "policy": "eb-dist", "link-cqe-per-s": 100,
+            "vmes": {"bulk": {"vms": ["a", "b"], "g": 500, "io-min": 300}}}"#,
+    )
+    .unwrap();
+    assert!(ibcloud_control::build(&opts, &names).is_ok());
+    let e = ibcloud_control::build_on(&opts, &names, &hosts).unwrap_err();
+    assert!(e.contains("unsatisfiable") && e.contains("bulk"), "{e}");
+}

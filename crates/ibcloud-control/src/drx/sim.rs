@@ -6,9 +6,11 @@
 //! the host's actuation delay.
 //!
 //! The cluster layout (which VM on which host) is read from the view at
-//! start; the factory only sees VM names. A layout error found then (e.g.
-//! minimums that no configuration fits) stops the controller and is the
-//! `error` of its report.
+//! start. [`crate::build_on`] (the factory the Python layer uses) also
+//! knows each VM's host and checks the layout when the scenario is built,
+//! so an unsatisfiable configuration is a scenario error; with the plain
+//! [`crate::build`] a layout error found at start stops the controller and
+//! is the `error` of its report.
 
 use super::cap::cap_quota;
 use super::{Drx, DrxConfig};
@@ -44,21 +46,49 @@ impl DrxController {
     }
 }
 
-/// Hosts in order of first appearance and each VM's host index.
-pub fn layout(view: &View<'_>) -> (Vec<String>, Vec<(String, usize)>) {
+/// Hosts in order of first appearance and each VM's host index, from
+/// (VM name, host name) pairs.
+pub fn layout<'a>(
+    vms: impl Iterator<Item = (&'a str, &'a str)>,
+) -> (Vec<String>, Vec<(String, usize)>) {
     let mut hosts: Vec<String> = Vec::new();
-    let vms = view
-        .vms
-        .iter()
-        .map(|v| {
-            let h = hosts.iter().position(|h| h == v.host).unwrap_or_else(|| {
-                hosts.push(v.host.to_string());
+    let vms = vms
+        .map(|(name, host)| {
+            let h = hosts.iter().position(|h| h == host).unwrap_or_else(|| {
+                hosts.push(host.to_string());
                 hosts.len() - 1
             });
-            (v.name.to_string(), h)
+            (name.to_string(), h)
         })
         .collect();
     (hosts, vms)
+}
+
+/// Checks `cfg` on a layout before a run (VM names and their hosts, in the
+/// world's VM order): the same construction `start` does, so its errors
+/// (e.g. an unsatisfiable configuration) surface when the scenario is
+/// checked.
+pub fn check_layout(
+    cfg: &DrxConfig,
+    vm_names: &[String],
+    vm_hosts: &[String],
+) -> Result<(), String> {
+    if vm_names.len() != vm_hosts.len() {
+        return Err(format!(
+            "drx: {} VM names but {} hosts",
+            vm_names.len(),
+            vm_hosts.len()
+        ));
+    }
+    let (hosts, vms) = layout(
+        vm_names
+            .iter()
+            .map(String::as_str)
+            .zip(vm_hosts.iter().map(String::as_str)),
+    );
+    Drx::new(cfg.clone(), hosts, vms)
+        .map(|_| ())
+        .map_err(|e| format!("drx: {e}"))
 }
 
 impl HostController for DrxController {
@@ -69,7 +99,7 @@ impl HostController for DrxController {
         )
     }
     fn start(&mut self, view: &View<'_>) -> Time {
-        let (hosts, vms) = layout(view);
+        let (hosts, vms) = layout(view.vms.iter().map(|v| (v.name, v.host)));
         match Drx::new(self.cfg.clone(), hosts, vms) {
             Ok(d) => {
                 let t = d.next_wakeup();

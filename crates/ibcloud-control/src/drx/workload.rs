@@ -15,10 +15,10 @@
 //!   over the links its VMs use (the host ports of its VMs: its VMs share
 //!   its I/O evenly — our assumption, the seed says nothing).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Algorithm 4's tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Priority {
     /// High priority: starts in SS.
@@ -28,7 +28,8 @@ pub enum Priority {
 }
 
 /// W_i = (g, IOmin, α, HP|LP), plus the links its VMs use (A3 per link).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Workload {
     /// Name (the VME's).
     pub name: String,
