@@ -77,6 +77,10 @@ fn drx_prices_and_caps_the_bulk_ensemble_on_both_hosts() {
     }
     let resp = &r.controllers[0]["response"];
     assert_eq!(resp["max_ms"].as_f64(), Some(2.1));
+    assert!(r.controllers[0]["evidence"]["response"]
+        .as_str()
+        .unwrap()
+        .starts_with("construction"));
     assert!(r.actions.iter().all(|a| a.vm != "rep" && a.vm != "rs"));
     assert!(r.actions.iter().all(|a| a.ok.is_empty()), "{:?}", r.actions);
 

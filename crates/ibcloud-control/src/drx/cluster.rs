@@ -368,6 +368,10 @@ impl Drx {
             "sv": names(&self.ctx.conf.sv),
             "configuration_fits": self.ctx.conf.fits,
             "response": self.response_summary(),
+            "evidence": {
+                "response": "construction: violation-to-cap time = 2 x message-latency + pm-processing (assumed latencies; G gives none), judged against G R5's 5 ms",
+                "prices_and_caps": "construction: G's Eq. 6 and Eq. 7 on the observed CQE counts; nothing fitted",
+            },
             "responses": self.responses.values().collect::<Vec<_>>(),
             "hardware": self.hardware,
             "prices": (0..p.vmes.len()).map(|j| (p.vmes[j].name.clone(), self.price(j))).collect::<BTreeMap<_, _>>(),
