@@ -729,6 +729,65 @@ mod tests {
         assert!(r.iter().any(|x| x.cap.is_some()) && r.iter().any(|x| x.price.is_some()));
     }
 
+    /// G §2.8's worked examples through the whole path (HA → PM → HA):
+    /// Nectere at 700 of its 1000 CQE/s SLA (PD 30 %), two VMEs in its
+    /// DCCR doing I/O 9:1.
+    #[test]
+    fn g_worked_examples_end_to_end() {
+        for (policy, want) in [
+            (PolicyKind::EbDist, [1.15, 1.15]),
+            (PolicyKind::HbDist, [1.27, 1.03]),
+        ] {
+            let spec = |name: &str, g: f64, priority| VmeSpec {
+                name: name.into(),
+                vms: vec![name.into()],
+                g,
+                io_min: 0.0,
+                alpha: 1.0,
+                priority,
+                sla: None,
+                cap_min: None,
+            };
+            let c = DrxConfig::new(
+                policy,
+                vec![
+                    spec("nectere", 1000.0, Priority::High),
+                    spec("vme1", 900.0, Priority::Low),
+                    spec("vme2", 100.0, Priority::Low),
+                ],
+            );
+            let vms = ["nectere", "vme1", "vme2"]
+                .map(|n| (n.to_string(), 0))
+                .to_vec();
+            let mut d = Drx::new(c, vec!["h".into()], vms).unwrap();
+            let cum = [700u64, 900, 100];
+            while d.next_wakeup() <= S + 3 * MS {
+                let t = d.next_wakeup();
+                d.step(t, &cum);
+            }
+            let pd = d.records()[0].pd.unwrap();
+            assert!((pd - 0.30).abs() < 1e-12);
+            assert!(
+                (d.price(1) - want[0]).abs() < 1e-12,
+                "{policy:?} {}",
+                d.price(1)
+            );
+            assert!(
+                (d.price(2) - want[1]).abs() < 1e-12,
+                "{policy:?} {}",
+                d.price(2)
+            );
+            // Caps follow Eq. 7 with δC = EL/RL at the HA: 59/60 of the
+            // epoch left, Resos barely used.
+            let cap = d.cap(1);
+            let rel = want[0] - 1.0;
+            assert!(
+                cap < 100.0 * (1.0 - rel * 0.98) && cap > 100.0 * (1.0 - rel),
+                "{cap}"
+            );
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
         /// Any observation sequence (CQE counts from 0 to 10⁷ per
