@@ -4,7 +4,7 @@
 use ibcloud_control::drx::placement::{OwnVme, Placement};
 use ibcloud_control::drx::sim::layout;
 use ibcloud_control::drx::workload::{
-    configure, Capacity, Comparison, ConfiguratorOptions, Eviction, Workload,
+    configure, Capacity, Comparison, ConfiguratorOptions, Eviction, Priority, Workload,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -30,19 +30,39 @@ fn pick<T: Copy>(key: &str, got: &str, options: &[(&str, T)]) -> PyResult<T> {
         })
 }
 
-/// Algorithm 4 on `workloads` (JSON list of {name, g, io_min, alpha,
-/// priority, links}) over `links` (CQEs/s). Returns the configuration as
-/// JSON (indices).
+/// One workload as Python passes it: (name, g, io_min, alpha, priority,
+/// links). Numbers cross as floats, NaN included, so the core's checks
+/// name the workload.
+type WorkloadTuple = (String, f64, f64, f64, String, Vec<usize>);
+
+/// Algorithm 4 on `workloads` over `links` (CQEs/s). Returns the
+/// configuration as JSON (indices).
 #[pyfunction]
 fn drx_configure(
-    workloads: &str,
+    workloads: Vec<WorkloadTuple>,
     links: Vec<f64>,
     eviction: &str,
     comparison: &str,
     capacity: &str,
 ) -> PyResult<String> {
-    let ws: Vec<Workload> = serde_json::from_str(workloads)
-        .map_err(|e| PyValueError::new_err(format!("workloads: {e}")))?;
+    let ws = workloads
+        .into_iter()
+        .map(|(name, g, io_min, alpha, priority, links)| {
+            let priority = pick(
+                &format!("workload '{name}': priority"),
+                &priority,
+                &[("high", Priority::High), ("low", Priority::Low)],
+            )?;
+            Ok(Workload {
+                name,
+                g,
+                io_min,
+                alpha,
+                priority,
+                links,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let opts = ConfiguratorOptions {
         eviction: pick(
             "eviction",
@@ -71,7 +91,7 @@ fn drx_configure(
 }
 
 /// DCCR (Eq. 3) of VM `vm`: `vms` = (VM, host) pairs, `vmes` = (VME, VMs).
-/// Returns the VME names.
+/// Returns the VME names in the order of `vmes`.
 #[pyfunction]
 fn drx_dccr(
     vm: &str,

@@ -12,7 +12,7 @@ scenario as ``[[controllers]] kind = "drx"``.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from ibcloud import _native
 
@@ -47,17 +47,17 @@ def configure_workloads(workloads: Sequence[Mapping[str, Any]], links: Sequence[
     ...
     ValueError: workload 'x': IOmin (6) exceeds its guarantee g (5)
     """
-    specs: List[Dict[str, Any]] = []
+    specs: List[Tuple[str, float, float, float, str, List[int]]] = []
     for w in workloads:
         unknown = set(w) - {"name", "g", "io_min", "alpha", "priority", "links"}
         if unknown:
             raise ValueError(f"workload {w.get('name', '?')!r}: unknown keys {sorted(unknown)}")
-        specs.append({"name": str(w["name"]), "g": float(w["g"]), "io_min": float(w.get("io_min", 0.0)),
-                      "alpha": float(w.get("alpha", 1.0)), "priority": str(w.get("priority", "low")),
-                      "links": [int(x) for x in w.get("links", [])]})
-    raw = json.loads(_native.drx_configure(json.dumps(specs), [float(x) for x in links],
-                                           eviction, comparison, capacity))
-    names = [s["name"] for s in specs]
+        if "name" not in w or "g" not in w:
+            raise ValueError(f"workload {w.get('name', '?')!r}: 'name' and 'g' are required")
+        specs.append((str(w["name"]), float(w["g"]), float(w.get("io_min", 0.0)), float(w.get("alpha", 1.0)),
+                      str(w.get("priority", "low")), [int(x) for x in w.get("links", [])]))
+    raw = json.loads(_native.drx_configure(specs, [float(x) for x in links], eviction, comparison, capacity))
+    names = [s[0] for s in specs]
     return {"ss": [names[i] for i in raw["ss"]], "sv": [names[i] for i in raw["sv"]],
             "evicted": [names[i] for i in raw["evicted"]], "fits": bool(raw["fits"])}
 
@@ -68,7 +68,7 @@ def dccr(vm: str, vms: Mapping[str, str], vmes: Mapping[str, Sequence[str]], *,
 
     ``vms`` maps each VM to its host, ``vmes`` each ensemble to its VMs.
     ``vm``'s own ensemble is left out unless ``include_own`` (G's
-    [inferred] default).
+    [inferred] default). Names come in the order of ``vmes``.
 
     >>> vms = {"n0": "A", "n1": "B", "h0": "A", "h1": "B"}
     >>> dccr("n1", vms, {"nectere": ["n0", "n1"], "hadoop": ["h0", "h1"]})
