@@ -13,10 +13,12 @@
 //! [`capping::CapPolicy`] is the backend-neutral face of the capping
 //! policies (FaReS, FreeMarket, IOShares): [`sim::CapLoop`] runs one on the
 //! host simulator, `ibcloud agent` on a real Linux host.
+//! [`drx`] is DRX's cluster-wide control plane (PM / EM / HA).
 //! [`build`] turns a scenario's `[[controllers]]` table into a controller.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub mod capping;
+pub mod drx;
 pub mod fares;
 pub mod ibmon;
 pub mod resex;
@@ -209,8 +211,28 @@ pub fn build(
             let policy = sphinx::host::SphinxHost::from_params(&params, vm_names)?;
             Ok(Box::new(ControlLoop::new(policy, latency)))
         }
+        "drx" => {
+            let cfg = drx::DrxConfig::from_params(&c.params, vm_names)?;
+            Ok(Box::new(drx::sim::DrxController::new(cfg)))
+        }
         other => Err(format!(
-            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares, sphinx)"
+            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares, drx, sphinx)"
         )),
     }
+}
+
+/// As [`build`], knowing the host of every VM (`vm_hosts[i]` for
+/// `vm_names[i]`): controllers whose checks need the cluster layout (DRX's
+/// Workload Configurator) run them now, so the error is the scenario's.
+pub fn build_on(
+    c: &ControllerOptions,
+    vm_names: &[String],
+    vm_hosts: &[String],
+) -> Result<Box<dyn HostController>, String> {
+    if c.kind == "drx" {
+        let cfg = drx::DrxConfig::from_params(&c.params, vm_names)?;
+        drx::sim::check_layout(&cfg, vm_names, vm_hosts)?;
+        return Ok(Box::new(drx::sim::DrxController::new(cfg)));
+    }
+    build(c, vm_names)
 }

@@ -14,7 +14,27 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn build(sc: &Scenario) -> Result<World, RunError> {
-    World::new(sc, &ibcloud_control::build)
+    // The host of every vCPU context by the name the world gives it, so
+    // layout-dependent controllers (DRX) are checked before the run.
+    let hosts: std::collections::HashMap<String, String> = sc
+        .vms
+        .iter()
+        .flat_map(|v| {
+            (0..v.vcpus.max(1)).map(move |k| {
+                (
+                    ibcloud_host::scenario::vcpu_name(&v.name, k),
+                    v.host.clone(),
+                )
+            })
+        })
+        .collect();
+    World::new(sc, &|c, names| {
+        let vm_hosts: Vec<String> = names
+            .iter()
+            .map(|n| hosts.get(n).cloned().unwrap_or_default())
+            .collect();
+        ibcloud_control::build_on(c, names, &vm_hosts)
+    })
 }
 
 /// Checks a scenario (JSON) without running it. Returns None when it is

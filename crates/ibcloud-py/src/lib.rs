@@ -14,6 +14,7 @@ mod agent;
 mod analysis;
 mod cloud;
 mod dftree;
+mod drx;
 mod error;
 mod exceptions;
 mod fabric;
@@ -42,6 +43,7 @@ fn ibcloud_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     exceptions::register(m)?;
     host::register(m)?;
+    drx::register(m)?;
     m.add_class::<fabric::PyFabric>()?;
     m.add_class::<generate::PyFatTreeParams>()?;
     m.add_function(wrap_pyfunction!(generate::presets, m)?)?;
