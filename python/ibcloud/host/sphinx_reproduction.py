@@ -109,7 +109,7 @@ def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True
     >>> scenario(delay=200)
     Traceback (most recent call last):
     ...
-    ValueError: scenario: delay must be in [-127, 127], got 200
+    ValueError: delay=200 is out of range (-127 to 127)
     """
     for name, v in (("n_service_us", n_service_us), ("m_service_us", m_service_us)):
         if not (v >= 0 and math.isfinite(v)):
