@@ -426,8 +426,10 @@ def _print(s: Dict[str, Any]) -> None:
         pn, pm = TABLE8_LP[t]
         line(f"Manual {t} ({x['weights'][0]}:{x['weights'][1]}, d={x['delay']})", x, f"thesis {pn} : {pm}")
     for t, x in s.get("sphinx", {}).items():
-        print(f"  Sphinx {t:<8} last third: LP {x['lp']:.3f}, delay {x['delay']:.1f}, saturated "
-              f"{x['saturated']:.0%}; {x['nectere_us']:.1f} : {x['memcached_us']:.1f} us")
+        top = BOUND if t == "bounded" else CCTI_LIMIT
+        print(f"  Sphinx {t:<8} last third: LP {x['lp']:.3f}, delay {x['delay']:.1f}, at its maximum {top} in "
+              f"{x['at_max']:.0%} of steps; {x['nectere_us']:.1f} : {x['memcached_us']:.1f} us"
+              + ("   (reading: BP weights 128:32 under the loop, not judged)" if t == "bpw-1:4" else ""))
     f = s["io_model"]["fits"]
     print("G R13 (Eq. 8): " + ", ".join(f"{k} B: " + ("flat" if v is None else f"slope {v['slope']:.3f}, "
                                                         f"R² {v['r2']:.4f}") for k, v in f.items()))
