@@ -90,7 +90,7 @@ def _fabric(weights: Optional[Tuple[int, int]], cct_unit_ps: int) -> Dict[str, A
     return f
 
 
-@checked_ints(duration_ms=(1, 10 ** 6), delay=(-CCTI_LIMIT, CCTI_LIMIT), cct_unit_ps=(1, 10 ** 9))
+@checked_ints(duration_ms=(1, 10 ** 6), delay=(-CCTI_LIMIT, CCTI_LIMIT), cct_unit_ps=(1, 10 ** 9), weights=(1, 255))
 def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True,
              weights: Optional[Tuple[int, int]] = (32, 32), delay: int = 0, n_service_us: float = N_SERVICE_US,
              m_service_us: float = M_SERVICE_US, cct_unit_ps: int = CCT_UNIT_PS,
@@ -109,7 +109,7 @@ def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True
     >>> scenario(delay=200)
     Traceback (most recent call last):
     ...
-    ValueError: delay=200 is out of range (-127 to 127)
+    ibcloud.safeio.IntRangeError: delay=200 is out of range (-127 to 127)
     """
     for name, v in (("n_service_us", n_service_us), ("m_service_us", m_service_us)):
         if not (v >= 0 and math.isfinite(v)):
