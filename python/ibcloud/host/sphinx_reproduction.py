@@ -226,6 +226,10 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
             cases.append((f"sphinx-{tgt}", scenario(long_, controllers=[_sphinx(tgt, base)])))
         # Reading (never judged): Sphinx's QoS part as BP weights from the policy (G §6.6), the CC loop on top.
         cases.append(("sphinx-bpw-1:4", scenario(long_, weights=bp_weights(0.25), controllers=[_sphinx("1:4", base)])))
+        # Readings (never judged): the seed's loop run twice as long, and the log-ratio error form (A14).
+        cases.append(("sphinx-long-1:4", scenario(2 * long_, controllers=[_sphinx("1:4", base)])))
+        cases.append(("sphinx-logratio-1:4", scenario(long_, controllers=[{**_sphinx("1:4", base),
+                                                                           "error": "log-ratio"}])))
         cases.append(("sphinx-bounded", scenario(long_, controllers=[_sphinx("1:4", base, max_delay=BOUND)])))
         cases.append(("sphinx-retarget", scenario(2 * long_, controllers=[
             _sphinx("1:4", base, retarget=(f"{long_}ms", "1:1"))])))
@@ -310,10 +314,12 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
     if long_:
         end = long_ / 1000
         sp = {}
-        for tgt in ("1:1", "1:4", "bounded", "bpw-1:4"):
+        for tgt in ("1:1", "1:4", "bounded", "bpw-1:4", "logratio-1:4"):
             name = f"sphinx-{tgt}"
             tail = _tail(_records(res[name]), 0.0, end, BOUND if tgt == "bounded" else CCTI_LIMIT)
             sp[tgt] = tail | row(name, end * 2 / 3, end)
+        recs_long = _records(res["sphinx-long-1:4"])
+        sp["long-1:4"] = _tail(recs_long, end, 2 * end) | row("sphinx-long-1:4", end * 5 / 3, 2 * end)
         s["sphinx"] = sp
         for tgt in ("1:1", "1:4"):
             x = sp[tgt]
@@ -321,8 +327,11 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
                 abs(x["lp"] / TARGETS[tgt] - 1) <= REL,
                 f"mean LP {x['lp']:.3f} over {x['steps']} steps (mean delay {x['delay']:.1f}); latencies "
                 f"{x['nectere_us']:.1f} : {x['memcached_us']:.1f} us" + (
-                    "" if tgt != "1:4" else f"; reading (not judged), BP weights 128:32 under the loop: mean LP "
-                    f"{sp['bpw-1:4']['lp']:.3f}, delay {sp['bpw-1:4']['delay']:.1f}")))
+                    "" if tgt != "1:4" else f"; readings (not judged): BP weights 128:32 under the loop: mean LP "
+                    f"{sp['bpw-1:4']['lp']:.3f}, delay {sp['bpw-1:4']['delay']:.1f}; the same loop over "
+                    f"{2 * end:g} s, last third of its second half: LP {sp['long-1:4']['lp']:.3f}, delay "
+                    f"{sp['long-1:4']['delay']:.1f}; log-ratio error: LP {sp['logratio-1:4']['lp']:.3f}, delay "
+                    f"{sp['logratio-1:4']['delay']:.1f}")))
         near = []
         for tgt in ("1:1", "1:4"):
             x, m = sp[tgt], best.get(tgt)
@@ -334,11 +343,12 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
                          f"{tgt}: Sphinx {x['nectere_us']:.1f} : {x['memcached_us']:.1f} vs Manual "
                          f"{m['nectere_us']:.1f} : {m['memcached_us']:.1f} us ({dn:+.1%} / {dm:+.1%})"))
         checks.append(reg["R14-manual"].judge(all(n[1] for n in near), "; ".join(n[2] for n in near)))
-        x = sp["1:4"]
+        x, xl = sp["1:4"], sp["long-1:4"]
         checks.append(reg["R15-saturate"].judge(
             x["at_max"] >= 0.5 and x["lp"] > (1 + REL) * 0.25,
             f"delay at {CCTI_LIMIT} in {x['at_max']:.0%} of the last third's steps (mean {x['delay']:.1f}); mean LP "
-            f"{x['lp']:.3f}"))
+            f"{x['lp']:.3f}; reading, twice as long (not judged): at {CCTI_LIMIT} in {xl['at_max']:.0%}, LP "
+            f"{xl['lp']:.3f}"))
         x = sp["bounded"]
         checks.append(reg["R15-bounded"].judge(
             x["at_max"] >= 0.5 and x["lp"] > (1 + REL) * 0.25,
@@ -429,7 +439,9 @@ def _print(s: Dict[str, Any]) -> None:
         top = BOUND if t == "bounded" else CCTI_LIMIT
         print(f"  Sphinx {t:<8} last third: LP {x['lp']:.3f}, delay {x['delay']:.1f}, at its maximum {top} in "
               f"{x['at_max']:.0%} of steps; {x['nectere_us']:.1f} : {x['memcached_us']:.1f} us"
-              + ("   (reading: BP weights 128:32 under the loop, not judged)" if t == "bpw-1:4" else ""))
+              + {"bpw-1:4": "   (reading: BP weights 128:32 under the loop, not judged)",
+               "long-1:4": "   (reading: the same loop run twice as long, second half, not judged)",
+               "logratio-1:4": "   (reading: log-ratio error, not judged)"}.get(t, ""))
     f = s["io_model"]["fits"]
     print("G R13 (Eq. 8): " + ", ".join(f"{k} B: " + ("flat" if v is None else f"slope {v['slope']:.3f}, "
                                                         f"R² {v['r2']:.4f}") for k, v in f.items()))
