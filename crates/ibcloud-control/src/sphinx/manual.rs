@@ -107,3 +107,47 @@ impl Policy for StaticDelay {
         serde_json::json!({"ccti": self.ccti, "pushed": self.done})
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<StaticDelay, String> {
+        let names = ["nc".to_string(), "ms".to_string()];
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        StaticDelay::from_params(v.as_object().unwrap(), &names)
+    }
+
+    #[test]
+    fn pushes_once_then_sleeps() {
+        let mut d = parse(r#"{"vms": ["ms"], "ccti": 32}"#).unwrap();
+        assert_eq!(d.period(), ibcloud_netsim::time::US);
+        assert!(d.evaluate(0, &()));
+        let acts = d.actuate(0, &(), &[1]);
+        assert!(matches!(
+            acts[..],
+            [Actuation::SetCcDelay { vm: 1, ccti: 32 }]
+        ));
+        assert!(!d.evaluate(1, &()));
+        assert!(d.period() > 1_000_000_000_000_000);
+    }
+
+    #[test]
+    fn bad_tables_are_named() {
+        for (json, want) in [
+            (r#"{"ccti": 3}"#, "needs `vms`"),
+            (r#"{"vms": [], "ccti": 3}"#, "names no VM"),
+            (r#"{"vms": ["zz"], "ccti": 3}"#, "no VM 'zz'"),
+            (r#"{"vms": [1], "ccti": 3}"#, "vms[0]"),
+            (r#"{"vms": ["ms"], "ccti": -1}"#, "needs `ccti`"),
+            (r#"{"vms": ["ms"], "ccti": 3, "at": "0us"}"#, "positive"),
+            (
+                r#"{"vms": ["ms"], "ccti": 3, "when": 1}"#,
+                "unknown key 'when'",
+            ),
+        ] {
+            let e = parse(json).unwrap_err();
+            assert!(e.contains(want), "{json}: {e}");
+        }
+    }
+}
