@@ -215,8 +215,15 @@ pub fn build(
             let cfg = drx::DrxConfig::from_params(&c.params, vm_names)?;
             Ok(Box::new(drx::sim::DrxController::new(cfg)))
         }
+        "cc-delay" => {
+            let latency = dur_param(&c.params, "control-latency", 0)?;
+            let mut params = c.params.clone();
+            params.remove("control-latency");
+            let policy = sphinx::manual::StaticDelay::from_params(&params, vm_names)?;
+            Ok(Box::new(ControlLoop::new(policy, latency)))
+        }
         other => Err(format!(
-            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares, drx, sphinx)"
+            "unknown controller kind '{other}' (ibmon, fares, freemarket, ioshares, drx, sphinx, cc-delay)"
         )),
     }
 }

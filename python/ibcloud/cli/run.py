@@ -331,6 +331,7 @@ TOUR_REPRODUCTIONS = {
     "thrashing": ["--phases", "1", "--mb-requests", "120", "--no-fig12"],
     "resex": ["--size", "tour"],
     "fares": ["--scale", "1", "--search-steps", "0", "--pairs", "a", "--no-contended", "--no-fig16", "--no-fig18"],
+    "sphinx": ["--size", "tour"],
 }
 
 

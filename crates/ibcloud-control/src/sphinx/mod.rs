@@ -30,6 +30,7 @@ pub mod fabric;
 pub mod host;
 pub mod iomodel;
 pub mod lp;
+pub mod manual;
 
 pub use controller::{Sphinx, SphinxAction, SphinxRecord};
 pub use fabric::{SphinxLog, SphinxOnFabric};
