@@ -37,6 +37,7 @@ PAPERS: Dict[str, str] = {
     "thrashing": "Seed 004 F R3 (I/O thrashing)",
     "resex": "Seed 004 F R5-R8 (ResEx)",
     "fares": "Seed 004 F R4 (FaReS)",
+    "drx": "Seed 004 G R1-R11 (DRX)",
 }
 
 #: Columns of the totals, in order (the verdicts, then the number of claims).

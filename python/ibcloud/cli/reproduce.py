@@ -56,6 +56,7 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
     "thrashing": ("ibcloud.host.thrashing", "Seed 004 F R3: I/O thrashing under credit1 caps — Table 3, Figs. 12-13"),
     "resex": ("ibcloud.host.resex", "Seed 004 F R5-R8: ResEx — Nectere collocation, BR-cap law, FreeMarket, IOShares"),
     "fares": ("ibcloud.host.fares", "Seed 004 F R4: FaReS Cap-Boost — scaler search, Fig. 17 NAS pairs, Figs. 15-16, 18"),
+    "drx": ("ibcloud.host.drx_reproduction", "Seed 004 G R1-R11: DRX — Symmetric/Asymmetric layouts, EB/HB × Dist/Local"),
 }
 
 
