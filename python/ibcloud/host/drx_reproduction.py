@@ -211,7 +211,7 @@ def _cases(hosts: int, scale: float, sla: float) -> _Runs:
         for p in policies:
             runs.add(f"{layout}/{p}", dict(sc, controllers=[controller(p, sc, scale, sla)]))
         if layout == "symmetric":
-            for p in PRICING:
+            for p in ("eb-dist", "hb-dist"):
                 runs.add(f"{layout}/{p}/repaired", dict(sc, controllers=[controller(p, sc, scale, sla, "repaired")]))
             for p in PLATFORM:
                 runs.add(f"{layout}/{p}/cap-25", dict(sc, controllers=[controller(p, sc, scale, sla, "cap-25")]))
