@@ -130,15 +130,32 @@ def _nectere(r: Any, t0: float) -> Dict[str, Any]:
             "p50_us": q(0.5), "p99_us": q(0.99)}
 
 
-def _rounds(r: Any, t0: float) -> Dict[str, int]:
+def _rounds(r: Any, t0: float) -> Dict[str, Dict[str, float]]:
     """Rounds (TeraSort jobs, HPL panel steps, MRBench jobs) finished after
-    ``t0`` per ensemble."""
+    ``t0`` per ensemble: how many and their mean duration (s)."""
     lat = r.latencies()
     lat = lat[(lat.time_s >= t0) & ~lat.vm.str.startswith("nectere")]
-    out: Dict[str, int] = {}
-    for vm, k in lat.groupby("vm").size().items():
+    out: Dict[str, Dict[str, float]] = {}
+    for vm, g in lat.groupby("vm"):
         key = str(vm).split("-", 1)[1].rstrip("0123456789")
-        out[key] = out.get(key, 0) + int(k)
+        o = out.setdefault(key, {"n": 0, "sum_us": 0.0})
+        o["n"] += len(g)
+        o["sum_us"] += float(g.latency_us.sum())
+    return {k: {"n": int(v["n"]), "mean_s": v["sum_us"] * 1e-6 / v["n"] if v["n"] else 0.0} for k, v in out.items()}
+
+
+def _loss(mine: Dict[str, Dict[str, float]], none: Dict[str, Dict[str, float]]) -> Dict[str, float]:
+    """Interferer loss against the uncontrolled run, in G's metrics: Linpack's
+    Gflops (panel steps done), Hadoop's and MRBench's job run time."""
+    out = {}
+    for k, v in mine.items():
+        ref = none.get(k)
+        if not ref or not ref["n"]:
+            continue
+        if k.startswith("linpack"):
+            out[k] = 1 - v["n"] / ref["n"]
+        elif v["n"] and ref["mean_s"]:
+            out[k] = v["mean_s"] / ref["mean_s"] - 1
     return out
 
 
@@ -229,7 +246,7 @@ def _case(r: Any, scale: float, base: Dict[str, Any], none: Optional[Dict[str, A
     st["degradation"] = 1 - st["rate"] / base["rate"] if base["rate"] else None
     st["rounds"] = _rounds(r, t_n)
     if none is not None:
-        st["loss"] = {k: 1 - v / none["rounds"][k] for k, v in st["rounds"].items() if none["rounds"].get(k)}
+        st["loss"] = _loss(st["rounds"], none["rounds"])
     reps = r.controllers()
     if reps:
         rep = reps[0]
@@ -284,6 +301,10 @@ def reproduce(size: str = "default", workers: Optional[int] = None, hosts: Optio
                          "sla_cqe_per_s": sla, "alone": alone, "cases": cases}
     s["checks"] = [c.as_dict() for c in complete("drx", _judge(s), "not run at this size")]
     return s
+
+
+def _sec(x: Optional[float]) -> str:
+    return "never" if x is None else f"{x:.2f} s"
 
 
 def _pct(x: Optional[float]) -> str:
@@ -347,7 +368,7 @@ def _judge(s: Dict[str, Any]) -> List[Check]:
                                   shape=ch.get("hadoop", 100.0) > ch.get("linpack", 100.0)))
     te, th = c["symmetric/eb-dist"].get("time_to_sla_s"), c["symmetric/hb-dist"].get("time_to_sla_s")
     out.append(reg["R4-slower"].judge(te is not None and (th is None or th > te),
-                                      f"second epoch: EB-Dist within SLA after {te} s, HB-Dist after {th} s "
+                                      f"second epoch: EB-Dist within SLA after {_sec(te)}, HB-Dist after {_sec(th)} "
                                       f"(simulated, scale {s['scale']:g})"))
     resp = [v["response"]["max_ms"] for v in c.values() if v.get("response") and v["response"].get("max_ms")]
     out.append(reg["R5"].judge(bool(resp) and max(resp) <= 5.0,
