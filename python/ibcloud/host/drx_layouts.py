@@ -21,9 +21,11 @@ host: G's 2 × 6 cores with hyper-threading), the hosts use CFS (DRX's caps
 are CFS quotas) and SR-IOV adapters with 16 VFs, one 4x QDR switch, 2 KB
 MTU. Hadoop and Linpack traffic is fluid, Nectere's packet-level (the
 hybrid of G §10.1 item 9; docs/host.md). Each Hadoop VM writes to the
-same-index Hadoop VM on the next host, each Linpack VM k to the Linpack VM
-on host h + k + 1, so Linpack VMs elsewhere send into the Linpack VMs
-beside Nectere (the receiver-side path G §2.3 says Local policies miss).
+same-index Hadoop VM on the next host that has one, each Linpack VM k to
+the same-index Linpack VM on the (k + 1)-th following host that has one,
+so every host receives in proportion to its own VMs and Linpack VMs
+elsewhere send into the Linpack VMs beside Nectere (the receiver-side path
+G §2.3 says Local policies miss).
 
 >>> sc = scenario("symmetric", hosts=8)
 >>> len(sc["vms"]), sc["duration"]
@@ -34,7 +36,7 @@ beside Nectere (the receiver-side path G §2.3 says Local policies miss).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ibcloud.exceptions import ParseError
 from ibcloud.host.nectere import BASE_SERVICE
@@ -90,6 +92,19 @@ def counts(layout: str, hosts: int = 8, interferers: int = VFS - 1) -> List[Dict
     return out
 
 
+def _peer(per: List[Dict[str, int]], kind: str, h: int, k: int, skip: int) -> Tuple[int, int]:
+    """The peer of VM ``k`` of ``kind`` on host ``h``: the same-index VM on
+    the ``skip``-th following host that has one (so a host receives in
+    proportion to its own VMs of that kind, as in an MPI or shuffle pattern);
+    with no such host, index ``k`` modulo the next host's count."""
+    n = len(per)
+    cands = [(h + x) % n for x in range(1, n) if per[(h + x) % n][kind] > k]
+    if cands:
+        return cands[skip % len(cands)], k
+    nxt = (h + 1) % n
+    return nxt, k % per[nxt][kind]
+
+
 def _check_scale(scale: float) -> None:
     if not (isinstance(scale, (int, float)) and 0.001 <= scale <= 1.0):
         raise ParseError(f"drx layout: scale must lie in [0.001, 1], got {scale!r}")
@@ -139,18 +154,15 @@ def scenario(layout: str = "symmetric", hosts: int = 8, scale: float = 0.1, inte
         phase = _s(G_TIMES["map"] * scale)
         for h in range(hosts):
             for k in range(per[h]["hadoop"]):
-                nxt = (h + 1) % hosts
-                wls.append({"kind": "terasort", "vm": f"h{h}-hadoop{k}",
-                            "peer": f"h{nxt}-hadoop{k % per[nxt]['hadoop']}", "mode": "fluid", "sl": 1,
-                            "messages": msgs, "compute-before": phase, "compute-after": phase, "start": "0s"})
+                nxt, j = _peer(per, "hadoop", h, k, 0)
+                wls.append({"kind": "terasort", "vm": f"h{h}-hadoop{k}", "peer": f"h{nxt}-hadoop{j}", "mode": "fluid",
+                            "sl": 1, "messages": msgs, "compute-before": phase, "compute-after": phase,
+                            "start": "0s"})
             for k in range(per[h]["linpack"]):
-                nxt = (h + k + 1) % hosts
-                if nxt == h:
-                    nxt = (h + 1) % hosts
-                wls.append({"kind": "hpl", "vm": f"h{h}-linpack{k}",
-                            "peer": f"h{nxt}-linpack{k % per[nxt]['linpack']}", "mode": "fluid", "sl": 1,
-                            "start": _s(G_TIMES["linpack"] * scale)} | ({} if hpl_step is None else
-                                                                      {"compute-before": hpl_step}))
+                nxt, j = _peer(per, "linpack", h, k, k)
+                wls.append({"kind": "hpl", "vm": f"h{h}-linpack{k}", "peer": f"h{nxt}-linpack{j}", "mode": "fluid",
+                            "sl": 1, "start": _s(G_TIMES["linpack"] * scale)} |
+                           ({} if hpl_step is None else {"compute-before": hpl_step}))
     if nectere:
         # 64 KB requests (G Table 7); the server's compute is F's calibrated one (docs/host.md), G gives none.
         wls.append({"kind": "nectere", "vm": "nectere-client", "peer": "nectere-server", "size": "64k",
