@@ -42,6 +42,8 @@ SIZES = {"default": (8, 0.1), "full": (8, 1.0), "tour": (4, 0.02)}
 #: Pricing policies of G Table 4 (judged as written) and the platform-only ones.
 PRICING = ("eb-dist", "hb-dist", "eb-local", "hb-local")
 PLATFORM = ("cc-dist", "pc-dist")
+#: G Table 6's static hardware policies (the fabric's QoS and CC presets, docs/qos.md).
+HARDWARE = ("stmax", "stmaxq")
 SLA = 0.15          # G: Nectere within 15 % of its base CQE/s
 CAP_TOL = 5.0       # caps "≈ N": ±5 points
 SAME = 0.05         # "about equal" / "close to baseline": 5 %
@@ -228,6 +230,15 @@ def _cases(hosts: int, scale: float, sla: float) -> _Runs:
                 runs.add(f"{layout}/{p}/repaired", dict(sc, controllers=[controller(p, sc, scale, sla, "repaired")]))
             for p in PLATFORM:
                 runs.add(f"{layout}/{p}/cap-25", dict(sc, controllers=[controller(p, sc, scale, sla, "cap-25")]))
+    for layout in ("symmetric", "asym1"):
+        # G Table 6's static policies (R8, R9): QoS and CC from time 0; bulk flows packet-level, since fluid flows
+        # see neither VL arbitration nor CC. Heaviest runs first.
+        for q in HARDWARE:
+            sc = scenario(layout, hosts, scale)
+            for w in sc["workloads"]:
+                w["mode"] = "packet"
+            sc["fabric"]["qos"] = q
+            runs.cases.insert(0, (f"{layout}/{q}", sc))
     for setup in ("a", "b"):
         sc = sensitivity(setup, scale)
         runs.add(f"fig36{setup}/none", sc)
@@ -293,7 +304,8 @@ def reproduce(size: str = "default", workers: Optional[int] = None, hosts: Optio
             cases[name] = _case(res[name], scale, alone, None)
     for name, r in res.items():
         if not (name.endswith("/none") or name.endswith("/skeleton")):
-            cases[name] = _case(r, scale, alone, cases[name.split("/")[0] + "/none"])
+            hw = name.split("/")[1] in HARDWARE  # another time scale: no loss against the hybrid run
+            cases[name] = _case(r, scale, alone, None if hw else cases[name.split("/")[0] + "/none"])
     s: Dict[str, Any] = {"size": size, "hosts": hosts, "scale": scale,
                          "time_scale": f"1 simulated s = {1 / scale:g} G s: epoch {G_TIMES['epoch'] * scale:g} s, "
                                        f"interval {G_TIMES['interval'] * scale:g} s, Linpack at "
@@ -395,6 +407,14 @@ def _judge(s: Dict[str, Any]) -> List[Check]:
     out.append(reg["R7-asym2-intf"].judge(
         all(loss(p, k, "asym2") <= SAME for p in PRICING for k in kinds),
         "; ".join(f"{p}: " + ", ".join(f"{k} {_pct(loss(p, k, 'asym2'))}" for k in kinds) for p in PRICING)))
+    hw = {k: d[k] for k in (f"{lay}/{q}" for lay in ("symmetric", "asym1") for q in HARDWARE)}
+    out.append(reg["R8-floor"].judge(all(hw[f"symmetric/{q}"] >= SLA for q in HARDWARE),
+                                     ", ".join(f"{q} {_pct(hw[f'symmetric/{q}'])}" for q in HARDWARE) +
+                                     " (bulk packet-level; capping: EB-Dist " + _pct(d["symmetric/eb-dist"]) + ")"))
+    best = min(a1.values())
+    out.append(reg["R9"].judge(all(hw[f"asym1/{q}"] < best and 0.15 <= hw[f"asym1/{q}"] <= 0.25 for q in HARDWARE),
+                               ", ".join(f"{q} {_pct(hw[f'asym1/{q}'])}" for q in HARDWARE) +
+                               f" vs best capping {_pct(best)}", shape=all(hw[f"asym1/{q}"] < best for q in HARDWARE)))
     return out
 
 
