@@ -79,8 +79,10 @@ def test_bad_options_are_clear_errors(call, message):
 
 
 @pytest.mark.parametrize("argv", [["--hosts", "1"], ["--size", "huge"], ["--hosts", "x"], ["--hosts", "40"]])
-def test_cli_bad_options_exit_2(argv, capsys):
+def test_cli_bad_options_exit_2(argv, capsys, tmp_path, monkeypatch):
     from ibcloud.cli.main import main
+
+    monkeypatch.chdir(tmp_path)  # the runner's default output folder is ./out/reproductions/drx
 
     assert main(["reproduce", "drx", *argv]) == 2
     assert "error" in capsys.readouterr().err

@@ -278,7 +278,7 @@ def reproduce(size: str = "default", workers: Optional[int] = None, hosts: Optio
     """Runs every case of ``size`` (``default``: 8 hosts at scale 0.1;
     ``full``: scale 1; ``tour``: 4 hosts at 0.02) and judges the claims.
 
-    The tour runs in about 25 s; ``reproduce("tour")["cases"]`` holds
+    The tour runs in about 15 s; ``reproduce("tour")["cases"]`` holds
     ``symmetric/none``, ``symmetric/eb-dist`` … with their degradation,
     losses and caps.
 
