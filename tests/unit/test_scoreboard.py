@@ -15,7 +15,7 @@ from ibcloud.checks import KINDS, Check, claims, complete, counts, exit_status, 
 from ibcloud.cli.reproduce import REPRODUCTIONS, _TMP
 
 ROOT = Path(__file__).resolve().parents[2]
-NAMES = ["delay", "reconfig", "pftree", "vswitch", "dftree", "sa-cache", "ibmon", "thrashing", "fares", "resex", "sphinx"]
+NAMES = ["delay", "reconfig", "pftree", "vswitch", "dftree", "sa-cache", "ibmon", "thrashing", "fares", "resex", "sphinx", "drx"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -38,6 +38,7 @@ PAPERS: Dict[str, str] = {
     "resex": "Seed 004 F R5-R8 (ResEx)",
     "fares": "Seed 004 F R4 (FaReS)",
     "sphinx": "Seed 004 G R12-R16 (Sphinx)",
+    "drx": "Seed 004 G R1-R11 (DRX)",
 }
 
 #: Columns of the totals, in order (the verdicts, then the number of claims).

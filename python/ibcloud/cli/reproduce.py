@@ -57,6 +57,7 @@ REPRODUCTIONS: Dict[str, Tuple[str, str]] = {
     "resex": ("ibcloud.host.resex", "Seed 004 F R5-R8: ResEx — Nectere collocation, BR-cap law, FreeMarket, IOShares"),
     "fares": ("ibcloud.host.fares", "Seed 004 F R4: FaReS Cap-Boost — scaler search, Fig. 17 NAS pairs, Figs. 15-16, 18"),
     "sphinx": ("ibcloud.host.sphinx_reproduction", "Seed 004 G R12-R16: Sphinx — Table 8 LP, Eq. 8, the LP controller"),
+    "drx": ("ibcloud.host.drx_reproduction", "Seed 004 G R1-R11: DRX — Symmetric/Asymmetric layouts, EB/HB × Dist/Local"),
 }
 
 

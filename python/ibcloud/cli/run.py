@@ -7,7 +7,7 @@ the physical tree routed (ftree) and verified; the default virtualized cloud
 routed with vSwitchFatTree and verified (reachability, deadlock freedom);
 a random live-migration campaign comparing ItRC, FTreeMinRC and full
 re-routing; the effective bisection bandwidth; seed 004's IBMon,
-I/O-thrashing, FaReS and ResEx reproductions at a reduced size with their scoreboards
+I/O-thrashing, FaReS, ResEx, Sphinx and DRX reproductions at a reduced size with their scoreboards
 (``--no-reproductions`` skips them); one live ItRC migration on
 ibsim with ibcloud's own SM (4-ary-2-full, 2 VFs; ``--no-live`` skips it);
 and writes the HTML report
@@ -67,7 +67,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     VMs) routed with vSwitchFatTree and verified (reachability, credit
     loops); --migrations random live migrations, each planned with ItRC,
     FTreeMinRC and a full re-route; the bisection bandwidth; the IBMon,
-    I/O-thrashing, FaReS and ResEx reproductions at a reduced size, printing their
+    I/O-thrashing, FaReS, ResEx, Sphinx and DRX reproductions at a reduced size, printing their
     scoreboards (--no-reproductions skips them); then one live
     ItRC migration on ibsim with ibcloud's SM (--no-live skips it); writes the HTML
     report to --report and prints a summary. Status 1 when a check fails.
@@ -332,6 +332,7 @@ TOUR_REPRODUCTIONS = {
     "resex": ["--size", "tour"],
     "fares": ["--scale", "1", "--search-steps", "0", "--pairs", "a", "--no-contended", "--no-fig16", "--no-fig18"],
     "sphinx": ["--size", "tour"],
+    "drx": ["--size", "tour"],
 }
 
 
