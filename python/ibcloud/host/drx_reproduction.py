@@ -25,13 +25,14 @@ rate alone, measured first (a **calibration** of the SLA, as G's SLA is
 from __future__ import annotations
 
 import argparse
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
 from ibcloud.cli._args import integer
 from ibcloud.exceptions import ParseError
 from ibcloud.host.drx_layouts import G_TIMES, LAYOUTS, ensembles, scenario, sensitivity
 from ibcloud.host.ibmon import checks_of, write_summary
+from ibcloud.host.resex import _Runs
 from ibcloud.host.thrashing import _run_all
 from ibcloud.safeio import checked_ints, dumps_json
 
@@ -84,16 +85,6 @@ def controller(policy: str, sc: Dict[str, Any], scale: float, sla: float, mode: 
     return c
 
 
-class _Runs:
-    def __init__(self) -> None:
-        self.cases: List[Tuple[str, Dict[str, Any]]] = []
-
-    def add(self, name: str, sc: Dict[str, Any]) -> None:
-        self.cases.append((name, sc))
-
-    def run(self, workers: Optional[int]) -> Dict[str, Any]:
-        results = _run_all([sc for _, sc in self.cases], workers)
-        return {name: r for (name, _), r in zip(self.cases, results)}
 
 
 def _alone(hosts: int, scale: float, workers: Optional[int]) -> Dict[str, Any]:
