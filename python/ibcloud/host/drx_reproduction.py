@@ -27,14 +27,14 @@ from __future__ import annotations
 import argparse
 from typing import Any, Dict, List, Optional
 
-from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
+from ibcloud.checks import Check, claims, complete, render_scoreboard
 from ibcloud.cli._args import integer
 from ibcloud.exceptions import ParseError
 from ibcloud.host.drx_layouts import G_TIMES, LAYOUTS, ensembles, scenario, sensitivity
-from ibcloud.host.ibmon import checks_of, write_summary
+from ibcloud.host.ibmon import checks_of, finish
 from ibcloud.host.resex import _Runs
 from ibcloud.host.thrashing import _run_all
-from ibcloud.safeio import checked_ints, dumps_json
+from ibcloud.safeio import checked_ints
 
 __all__ = ["SIZES", "PRICING", "configure", "controller", "reproduce", "run"]
 
@@ -460,10 +460,4 @@ def run(args: argparse.Namespace) -> int:
     if args.hosts is not None and args.hosts > 36:
         raise ParseError(f"drx: --hosts must be at most 36 (one 36-port switch), got {args.hosts}")
     s = reproduce(args.size, args.threads, args.hosts)
-    if args.out:
-        write_summary(s, args.out)
-    if args.json:
-        print(dumps_json(s, indent=2, default=str))
-    else:
-        _print(s)
-    return exit_status(checks_of(s))
+    return finish(s, args, _print)

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
 from ibcloud.host import run as run_scenario
-from ibcloud.safeio import dumps_json
+from ibcloud.safeio import atomic_write, dumps_json
 
 __all__ = ["configure", "reproduce", "run"]
 
@@ -427,7 +427,28 @@ def write_summary(s: Dict[str, Any], out: str) -> None:
     from pathlib import Path
 
     Path(out).mkdir(parents=True, exist_ok=True)
-    (Path(out) / "summary.json").write_text(dumps_json(s, indent=2, default=str) + "\n")
+    atomic_write(Path(out) / "summary.json", dumps_json(s, indent=2, default=str) + "\n")
+
+
+def finish(s: Dict[str, Any], args: Any, printer: Callable[[Dict[str, Any]], None]) -> int:
+    """The end of every host reproduction's ``run``: ``OUT/summary.json``
+    with ``--out``, the summary as JSON with ``--json`` or as text by
+    ``printer``, and the exit status of its checks.
+
+    >>> import argparse
+    >>> finish({"checks": []}, argparse.Namespace(out=None, json=True), print)
+    {
+      "checks": []
+    }
+    0
+    """
+    if args.out:
+        write_summary(s, args.out)
+    if args.json:
+        print(dumps_json(s, indent=2, default=str))
+    else:
+        printer(s)
+    return exit_status(checks_of(s))
 
 
 def _print(s: Dict[str, Any]) -> None:
@@ -511,10 +532,4 @@ def run(args: argparse.Namespace) -> int:
     intervals = [float(x) for x in args.intervals.split(",") if x]
     sizes = [x for x in args.sizes.split(",") if x]
     s = reproduce(args.iterations, sizes, intervals, average=getattr(args, "average_over", "all"))
-    if args.out:
-        write_summary(s, args.out)
-    if args.json:
-        print(dumps_json(s, indent=2, default=str))
-    else:
-        _print(s)
-    return exit_status(checks_of(s))
+    return finish(s, args, _print)

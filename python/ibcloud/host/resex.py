@@ -30,12 +30,11 @@ import argparse
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
+from ibcloud.checks import Check, claims, complete, render_scoreboard
 from ibcloud.cli._args import integer
-from ibcloud.host.ibmon import checks_of, write_summary
+from ibcloud.host.ibmon import checks_of, finish
 from ibcloud.host.nectere import scenario as nectere_scenario
 from ibcloud.host.thrashing import _run_all
-from ibcloud.safeio import dumps_json
 
 __all__ = ["SIZES", "configure", "reproduce", "run"]
 
@@ -547,10 +546,4 @@ def run(args: argparse.Namespace) -> int:
     True
     """
     s = reproduce(args.size, not args.no_policies, args.threads, args.out)
-    if args.out:
-        write_summary(s, args.out)
-    if args.json:
-        print(dumps_json(s, indent=2, default=str))
-    else:
-        _print(s)
-    return exit_status(checks_of(s))
+    return finish(s, args, _print)

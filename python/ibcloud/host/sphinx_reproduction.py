@@ -28,10 +28,10 @@ import math
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
-from ibcloud.host.ibmon import checks_of, write_summary
+from ibcloud.checks import Check, claims, complete, render_scoreboard
+from ibcloud.host.ibmon import checks_of, finish
 from ibcloud.host.thrashing import _run_all
-from ibcloud.safeio import checked_ints, dumps_json
+from ibcloud.safeio import checked_ints
 
 __all__ = ["TARGETS", "bp_weights", "configure", "reproduce", "run", "scenario"]
 
@@ -480,10 +480,4 @@ def run(args: argparse.Namespace) -> int:
     True
     """
     s = reproduce(args.size, args.threads, args.out)
-    if args.out:
-        write_summary(s, args.out)
-    if args.json:
-        print(dumps_json(s, indent=2, default=str))
-    else:
-        _print(s)
-    return exit_status(checks_of(s))
+    return finish(s, args, _print)

@@ -29,11 +29,10 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional
 
-from ibcloud.checks import Check, claims, complete, exit_status, render_scoreboard
+from ibcloud.checks import Check, claims, complete, render_scoreboard
 from ibcloud.cli._args import integer
 from ibcloud.host import run as run_scenario
-from ibcloud.host.ibmon import checks_of, write_summary
-from ibcloud.safeio import dumps_json
+from ibcloud.host.ibmon import checks_of, finish
 
 __all__ = ["TABLE3", "configure", "reproduce", "run"]
 
@@ -538,10 +537,4 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--phases must be at least 1")
     s = reproduce(args.phases, args.mb_requests, not args.no_fig12, not args.no_fig13, not args.no_nas,
                   args.nas_placement, args.full, args.threads)
-    if args.out:
-        write_summary(s, args.out)
-    if args.json:
-        print(dumps_json(s, indent=2, default=str))
-    else:
-        _print(s)
-    return exit_status(checks_of(s))
+    return finish(s, args, _print)
