@@ -43,10 +43,10 @@ const OWN_KEYS: [&str; 4] = ["flows", "groups", "period", "retarget"];
 fn ratio(v: &serde_json::Value, at: &str) -> Result<f64, String> {
     match v {
         serde_json::Value::String(s) => policy_ratio(s).map_err(|e| format!("{at}: {e}")),
-        serde_json::Value::Number(n) => {
-            let r = n.as_f64().unwrap_or(f64::NAN);
-            policy_ratio(&r.to_string()).map_err(|e| format!("{at}: {e}"))
-        }
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(r) if r.is_finite() && r > 0.0 => Ok(r),
+            _ => Err(format!("{at}: a target must be a positive ratio, got {n}")),
+        },
         _ => Err(format!("{at}: a target is a ratio like \"1:4\" or 0.25")),
     }
 }
