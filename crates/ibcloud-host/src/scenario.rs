@@ -148,17 +148,17 @@ impl FabricOptions {
         };
         let congestion_control = match &self.congestion_control {
             None => None,
-            Some(serde_json::Value::String(name)) => Some(match name.as_str() {
-                "default" => ibcloud_netsim::CcConfig::default(),
-                "ranadive" => ibcloud_netsim::CcConfig::ranadive(),
-                "off" | "none" => return self.without_cc(sl2vl),
+            Some(serde_json::Value::String(name)) => match name.as_str() {
+                "default" => Some(ibcloud_netsim::CcConfig::default()),
+                "ranadive" => Some(ibcloud_netsim::CcConfig::ranadive()),
+                "off" | "none" => None,
                 _ => {
                     return err(
                         "fabric.congestion-control",
                         format!("unknown preset '{name}' (default, ranadive, off, or a table)"),
                     )
                 }
-            }),
+            },
             Some(v) => Some(
                 serde_json::from_value(v.clone()).map_err(|e| ScenarioError {
                     path: "fabric.congestion-control".into(),
@@ -167,8 +167,11 @@ impl FabricOptions {
             ),
         };
         let mut cfg = ibcloud_netsim::SimConfig {
+            vls: self.vls,
+            sl2vl,
+            vl_arbitration: self.vl_arbitration.clone().unwrap_or_default(),
             congestion_control,
-            ..self.without_cc(sl2vl)?
+            ..Default::default()
         };
         if let Some(q) = &self.qos {
             let raw = self.vls != 1
@@ -204,18 +207,6 @@ impl FabricOptions {
             problem: e.to_string(),
         })?;
         Ok(cfg)
-    }
-
-    fn without_cc(
-        &self,
-        sl2vl: Option<[u8; 16]>,
-    ) -> Result<ibcloud_netsim::SimConfig, ScenarioError> {
-        Ok(ibcloud_netsim::SimConfig {
-            vls: self.vls,
-            sl2vl,
-            vl_arbitration: self.vl_arbitration.clone().unwrap_or_default(),
-            ..Default::default()
-        })
     }
 }
 
