@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional
 from ibcloud.checks import Check, claims, complete, render_scoreboard
 from ibcloud.cli._args import integer
 from ibcloud.exceptions import ParseError
+from ibcloud.host import sphinx_motivation
 from ibcloud.host.drx_layouts import G_TIMES, LAYOUTS, ensembles, scenario, sensitivity
 from ibcloud.host.ibmon import checks_of, finish
 from ibcloud.host.resex import _Runs
@@ -303,7 +304,14 @@ def reproduce(size: str = "default", workers: Optional[int] = None, hosts: Optio
                                        f"{G_TIMES['linpack'] * scale:g} s, Nectere at {G_TIMES['nectere'] * scale:g} s, "
                                        f"end {G_TIMES['end'] * scale:g} s",
                          "sla_cqe_per_s": sla, "alone": alone, "cases": cases}
-    s["checks"] = [c.as_dict() for c in complete("drx", _judge(s), "not run at this size")]
+    # R10, R11: G §6.1's two-host motivation runs (ibcloud.host.sphinx_motivation), cheap enough for every size.
+    wave = sphinx_motivation.square_wave(workers=workers)
+    s["motivation"] = {"square_wave": wave, "weight_sweep": sphinx_motivation.weight_sweep(workers=workers),
+                       "square_wave_readings": {"per-message": sphinx_motivation.square_wave(
+                           arbitration="per-message", workers=workers)}}
+    m = s["motivation"]
+    judged = _judge(s) + sphinx_motivation.checks(claims("drx"), wave, m["weight_sweep"], m["square_wave_readings"])
+    s["checks"] = [c.as_dict() for c in complete("drx", judged, "not run at this size")]
     return s
 
 
@@ -426,6 +434,9 @@ def _print(s: Dict[str, Any]) -> None:
               f"{_pct(lo.get('linpack')) if 'linpack' in lo else '':>12} {cs:>24} "
               f"{'' if tts is None else f'{tts:.2f}':>8}")
     print("Judged: the policies as written; '/repaired' (A1, A5) and '/cap-25' (A6's other reading) are printed only.")
+    if "motivation" in s:
+        for line in sphinx_motivation.describe(s["motivation"]):
+            print(line)
     render_scoreboard("drx", checks_of(s))
 
 

@@ -90,18 +90,20 @@ def _fabric(weights: Optional[Tuple[int, int]], cct_unit_ps: int) -> Dict[str, A
     return f
 
 
-@checked_ints(duration_ms=(1, 10 ** 6), delay=(-CCTI_LIMIT, CCTI_LIMIT), cct_unit_ps=(1, 10 ** 9), weights=(1, 255))
+@checked_ints(duration_ms=(1, 10 ** 6), delay=(-CCTI_LIMIT, CCTI_LIMIT), cct_unit_ps=(1, 10 ** 9), weights=(1, 255),
+              m_per_size=(1, 10 ** 9))
 def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True,
              weights: Optional[Tuple[int, int]] = (32, 32), delay: int = 0, n_service_us: float = N_SERVICE_US,
              m_service_us: float = M_SERVICE_US, cct_unit_ps: int = CCT_UNIT_PS,
              controllers: Optional[List[Dict[str, Any]]] = None, arbitration: str = "per-packet",
-             n_size: str = "64k") -> Dict[str, Any]:
+             n_size: str = "64k", m_sizes: Tuple[str, ...] = ("512k",), m_per_size: int = 10 ** 7) -> Dict[str, Any]:
     """A host scenario in the layout above: ``weights`` = VL weights
     (Nectere, Memcached) with each application on its own SL, or None for
     one shared SL (Unmanaged); ``delay`` = a static CCT index on the
     Memcached server's queue pairs (the Manual knob), or with a negative
     value on Nectere's client; ``arbitration`` = the adapters' (docs/host.md);
-    ``n_size`` = Nectere's request size.
+    ``n_size`` = Nectere's request size; ``m_sizes`` = Memcached's value
+    sizes, cycled ``m_per_size`` Gets each (G Fig. 41's alternating client).
 
     >>> sc = scenario(weights=(128, 32), delay=16)
     >>> [v["name"] for v in sc["vms"]], sc["controllers"][0]["ccti"]
@@ -122,7 +124,7 @@ def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True
                     "service": f"{n_service_us}us", "sl": 0})
     if memcached:
         vms += [{"name": "ms", "host": "A"}, {"name": "mc", "host": "B"}]
-        wls.append({"kind": "memcached", "vm": "mc", "peer": "ms", "sizes": ["512k"], "per-size": 10 ** 7,
+        wls.append({"kind": "memcached", "vm": "mc", "peer": "ms", "sizes": list(m_sizes), "per-size": int(m_per_size),
                     "service": f"{m_service_us}us", "sl": 0 if weights is None else 1})
     sc: Dict[str, Any] = {"duration": f"{duration_ms}ms", "sample-interval": "1ms",
                           "fabric": _fabric(weights, cct_unit_ps),
@@ -136,6 +138,114 @@ def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True
     if ctl:
         sc["controllers"] = ctl
     return sc
+
+
+#: Table 9 as printed, per row (LP target): bases, Collocated, BP and LP latencies (Nectere, Memcached), µs.
+TABLE9 = {"1:1": ((100.5, 99.5), (121.3, 112.8), (116.3, 110.4), (116.0, 113.5)),
+          "1:4": ((212.0, 187.0), (238.2, 191.4), (225.6, 195.6), (222.3, 215.9)),
+          "4:1": ((48.0, 46.7), (57.4, 51.1), (60.7, 50.6), (60.8, 50.3)),
+          "1:10": ((212.0, 99.5), (223.4, 112.6), (223.5, 103.8), (219.5, 132.8))}
+#: Memcached's value size per base (reading, claims/sphinx.toml R12-t9-base-*): G's three sizes paired with the
+#: three bases in order; a 512 KB Get cannot finish in under 132 µs on QDR, so 99.5 and 46.7 µs are smaller values.
+T9_M_SIZE = {187.0: "512k", 99.5: "16k", 46.7: "4k"}
+
+
+def _fit_services(workers: Optional[int]) -> Dict[str, Dict[float, float]]:
+    """Table 9's calibrations, in one step each: alone, a request's latency
+    is the fabric's part plus the server's compute, so one run at zero
+    compute gives the compute each base needs (64 KB Nectere requests;
+    Memcached's value size per base from ``T9_M_SIZE``)."""
+    sizes = sorted(set(T9_M_SIZE.values()))
+    pilots = [scenario(10, memcached=False, n_service_us=0.0)] + [
+        scenario(10, nectere=False, m_service_us=0.0, m_sizes=(z,)) for z in sizes]
+    res = _run_all(pilots, workers)
+    n0 = _mean(res[0], "nc", 0.002)
+    m0 = {z: _mean(r, "mc", 0.002) for z, r in zip(sizes, res[1:])}
+    return {"nectere": {b: round(b - n0, 3) for b in sorted({v[0][0] for v in TABLE9.values()})},
+            "memcached": {b: round(b - m0[z], 3) for b, z in T9_M_SIZE.items()},
+            "zero_compute": {"nectere_64k": n0, **{f"memcached_{z}": v for z, v in m0.items()}}}
+
+
+def _table9(size: str, short: int, long_: int, workers: Optional[int]) -> Tuple[Dict[str, Any], List[Check]]:
+    """Table 9's four rows and Figs. 53(a)/54(a): each row is its own
+    Nectere/Memcached pair, calibrated to its bases, then Collocated, BP and
+    (default size) the same QoS × CC grid as Table 8, and Sphinx on the
+    1:1 and 1:4 pairs."""
+    fit = _fit_services(workers)
+    cases: List[Tuple[str, Dict[str, Any]]] = []
+    pair: Dict[str, Dict[str, Any]] = {}
+    grid = [(w, d) for w in GRID_WEIGHTS for d in GRID_DELAYS] if size == "default" else []
+    for t, (b, *_rest) in TABLE9.items():
+        kw = dict(n_service_us=fit["nectere"][b[0]], m_service_us=fit["memcached"][b[1]], m_sizes=(T9_M_SIZE[b[1]],))
+        pair[t] = kw
+        cases += [(f"{t}/base-n", scenario(short, memcached=False, **kw)),
+                  (f"{t}/base-m", scenario(short, nectere=False, **kw)),
+                  (f"{t}/collocated", scenario(short, **kw)),
+                  (f"{t}/bp", scenario(short, weights=bp_weights(TARGETS[t]), **kw))]
+        cases += [(f"{t}/grid-{w[0]}-{w[1]}-{d}", scenario(short, weights=w, delay=d, **kw)) for w, d in grid]
+    if long_:
+        for t in ("1:1", "1:4"):
+            cases.append((f"{t}/sphinx", scenario(long_, controllers=[_sphinx(t, TABLE9[t][0])], **pair[t])))
+    res = dict(zip([n for n, _ in cases], _run_all([sc for _, sc in cases], workers)))
+    warm = 0.002
+    reg = claims("sphinx")
+    checks: List[Check] = []
+    rows: Dict[str, Any] = {}
+    for t, (paper_base, paper_coll, paper_bp, paper_lp) in TABLE9.items():
+        base = (_mean(res[f"{t}/base-n"], "nc", warm), _mean(res[f"{t}/base-m"], "mc", warm))
+
+        def row(name: str, t0: float = warm, t1: float = math.inf) -> Dict[str, Any]:
+            ln, lm = _mean(res[name], "nc", t0, t1), _mean(res[name], "mc", t0, t1)
+            pn, pm, r = _pl((ln, lm), base)
+            return {"nectere_us": ln, "memcached_us": lm, "pl_nectere": pn, "pl_memcached": pm, "ratio": r}
+
+        x: Dict[str, Any] = {"base": base, "memcached_size": T9_M_SIZE[paper_base[1]],
+                             "services_us": (pair[t]["n_service_us"], pair[t]["m_service_us"]),
+                             "collocated": row(f"{t}/collocated"),
+                             "bp": row(f"{t}/bp") | {"weights": bp_weights(TARGETS[t])},
+                             "grid": [row(f"{t}/grid-{w[0]}-{w[1]}-{d}") | {"weights": w, "delay": d}
+                                      for w, d in grid]}
+        checks.append(reg[f"R12-t9-base-{t}"].judge(
+            all(abs(o - p) <= 0.5 for o, p in zip(base, paper_base)),
+            f"{base[0]:.2f} : {base[1]:.2f} us (compute {pair[t]['n_service_us']:.2f} / lookup "
+            f"{pair[t]['m_service_us']:.2f} us fitted; Memcached {x['memcached_size']} values)"))
+        pp = _pl(paper_coll, paper_base)
+        co = x["collocated"]
+        checks.append(reg[f"R12-t9-coll-{t}"].judge(
+            pp[1] > 0 and abs(co["pl_nectere"] / pp[0] - 1) <= REL and abs(co["pl_memcached"] / pp[1] - 1) <= REL,
+            f"{co['nectere_us']:.1f} : {co['memcached_us']:.1f} us, {co['pl_nectere']:+.1%} : "
+            f"{co['pl_memcached']:+.1%} (thesis {pp[0]:+.1%} : {pp[1]:+.1%})"))
+        bp, pb = x["bp"], _pl(paper_bp, paper_base)
+        checks.append(reg[f"R12-t9-bp-{t}"].judge(
+            math.isfinite(bp["ratio"]) and abs(bp["ratio"] / pb[2] - 1) <= REL,
+            f"weights {bp['weights'][0]}:{bp['weights'][1]}: {bp['nectere_us']:.1f} : {bp['memcached_us']:.1f} us, "
+            f"PL {bp['pl_nectere']:.1%} : {bp['pl_memcached']:.1%}, ratio {bp['ratio']:.2f} (thesis {pb[2]:.2f})"))
+        if grid:
+            ok = [g for g in x["grid"] if math.isfinite(g["ratio"]) and g["ratio"] > 0]
+            g = min(ok, key=lambda g: abs(math.log(g["ratio"] / TARGETS[t]))) if ok else None
+            x["manual"] = g
+            checks.append(reg[f"R12-t9-lp-{t}"].judge(
+                g is not None and abs(g["ratio"] / TARGETS[t] - 1) <= REL,
+                "no grid point with both losses positive" if g is None else
+                f"best of {len(grid)}: weights {g['weights'][0]}:{g['weights'][1]}, delay {g['delay']}: "
+                f"{g['nectere_us']:.1f} : {g['memcached_us']:.1f} us, ratio {g['ratio']:.2f} (thesis's hand-tuned "
+                f"{_pl(paper_lp, paper_base)[2]:.2f})"))
+        if long_ and t in ("1:1", "1:4"):
+            end = long_ / 1000
+            sx = _tail(_records(res[f"{t}/sphinx"]), 0.0, end) | row(f"{t}/sphinx", end * 2 / 3, end)
+            x["sphinx"] = sx
+            m = x.get("manual")
+            if m is None:
+                checks.append(reg[f"R14-pair-{t}"].judge(False, "no Manual point"))
+            else:
+                dn, dm = sx["nectere_us"] / m["nectere_us"] - 1, sx["memcached_us"] / m["memcached_us"] - 1
+                checks.append(reg[f"R14-pair-{t}"].judge(
+                    abs(dn) <= NEAR_MANUAL and abs(dm) <= NEAR_MANUAL,
+                    f"{paper_base[0]:g} / {paper_base[1]:g} us pair: Sphinx {sx['nectere_us']:.1f} : "
+                    f"{sx['memcached_us']:.1f} (LP {sx['lp']:.3f}, delay {sx['delay']:.1f}) vs Manual "
+                    f"{m['nectere_us']:.1f} : {m['memcached_us']:.1f} us ({dn:+.1%} / {dm:+.1%})"))
+        rows[t] = x
+    return {"rows": rows, "calibration": fit}, checks
 
 
 def _sphinx(target: str, base: Tuple[float, float], max_delay: int = CCTI_LIMIT,
@@ -372,6 +482,8 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
         checks.append(reg["R16-reconverge"].judge(abs(after["lp"] - 1) <= REL,
                                                   f"mean LP {before['lp']:.3f} (1:4) → {after['lp']:.3f} (1:1)"))
         s["records"] = {n: _records(res[n]) for n in res if n.startswith("sphinx-")}
+    s["table9"], t9 = _table9(size, short, long_, workers)
+    checks += t9
     s["checks"] = [c.as_dict() for c in complete(
         "sphinx", checks, "not run at this size (the tour size skips the Sphinx runs and searches no grid)")]
     if out:
