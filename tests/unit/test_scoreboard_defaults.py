@@ -223,8 +223,14 @@ def test_sphinx_scoreboard_at_the_default_size():
     rows = checks_of(s)
     assert _verdicts(rows) == {"R12-base-N": K, "R12-base-M": K, "R12-coll-N": N, "R12-coll-M": N, "R12-bp-1:1": N,
                                "R12-bp-1:4": R, "R12-bp-4:1": N, "R12-bp-1:10": R, "R12-lp-1:1": R, "R12-lp-1:4": R,
-                               "R12-lp-4:1": N, "R12-lp-1:10": R, "R12-table9": A, "R13-slope": K, "R13-linear": C,
-                               "R13-small": R, "R14-1:1": R, "R14-1:4": N, "R14-manual": N, "R14-pairs": A,
+                               "R12-lp-4:1": N, "R12-lp-1:10": R,
+                               "R12-t9-base-1:1": K, "R12-t9-coll-1:1": N, "R12-t9-bp-1:1": N, "R12-t9-lp-1:1": R,
+                               "R12-t9-base-1:4": K, "R12-t9-coll-1:4": N, "R12-t9-bp-1:4": N, "R12-t9-lp-1:4": R,
+                               "R12-t9-base-4:1": K, "R12-t9-coll-4:1": N, "R12-t9-bp-4:1": N, "R12-t9-lp-4:1": N,
+                               "R12-t9-base-1:10": K, "R12-t9-coll-1:10": N, "R12-t9-bp-1:10": N,
+                               "R12-t9-lp-1:10": N, "R13-slope": K, "R13-linear": C,
+                               "R13-small": R, "R14-1:1": R, "R14-1:4": N, "R14-manual": N, "R14-pair-1:1": R,
+                               "R14-pair-1:4": R,
                                "R15-saturate": N, "R15-bounded": C, "R16-price": C, "R16-delay": R,
                                "R16-reconverge": R}
     assert all(c.passed for c in rows if c.kind in ("calibration", "construction"))
@@ -234,6 +240,11 @@ def test_sphinx_scoreboard_at_the_default_size():
     assert s["collocated"]["pl_nectere"] < 0.335 < pm["pl_nectere"] and pm["pl_memcached"] < 0.1
     # At 1:4 the CC-only loop is still climbing (near CCTI_Limit) at 0.6 s; with BP weights under it, it holds.
     assert s["sphinx"]["1:4"]["delay"] > 100 and abs(s["sphinx"]["bpw-1:4"]["lp"] / 0.25 - 1) < 0.2
+    # Table 9: our interference is the other application's share of the link, a few % at these loads in every row
+    # (the thesis's +5-21 % is not link sharing); R14-pair-1:1 holds on latencies while Nectere loses nothing (LP 0).
+    t9 = s["table9"]["rows"]
+    assert all(max(x["collocated"]["pl_nectere"], x["collocated"]["pl_memcached"]) < 0.06 for x in t9.values())
+    assert t9["1:1"]["sphinx"]["pl_nectere"] < 0.005 and abs(t9["1:4"]["sphinx"]["lp"] / 0.25 - 1) < 0.2
 
 
 @pytest.mark.slow
@@ -248,7 +259,7 @@ def test_drx_scoreboard_at_the_default_size():
                                "R2-eb-local": R, "R2-hb-local": R, "R2-cc-dist": R, "R2-pc-dist": R, "R2-hurt": N,
                                "R3-least": N, "R3-same": S, "R4-eb": S, "R4-hb": S, "R4-slower": S, "R5": C,
                                "R6a": S, "R6b": N, "R7-asym1": S, "R7-asym2": S, "R7-asym2-intf": S,
-                               "R8-floor": N, "R8-static": A, "R9": S, "R10": A, "R11": A}
+                               "R8-floor": N, "R8-static": A, "R9": S, "R10": N, "R11": N}
     assert all(c.passed for c in rows if c.kind in ("calibration", "construction"))
     c = s["cases"]
     # Causes (docs/reproductions/drx.md): EB-Dist misses the SLA by one point; Linpack holds > 95 % of the CQEs,
@@ -261,5 +272,10 @@ def test_drx_scoreboard_at_the_default_size():
     assert all(c[f"{lay}/{q}"]["degradation"] < 0.05 for lay in ("symmetric", "asym1") for q in ("stmax", "stmaxq"))
     # Asymmetric-2 needs no control: uncontrolled Nectere is within its SLA already.
     assert c["asym2/none"]["degradation"] < 0.15
+    # R10, R11 (docs/reproductions/drx.md): the thesis's +40 % lies between the adapters' per-packet and per-message
+    # readings; with Nectere's VL at 254, weights up to 64 give the 2 MB one a packet per turn, so the curve is flat.
+    m = s["motivation"]
+    assert m["square_wave"]["amplitude"] < 0.35 < m["square_wave_readings"]["per-message"]["amplitude"]
+    assert len({round(p["pl"], 6) for x, p in m["weight_sweep"]["weighted"].items() if x <= 64}) == 1
     assert exit_status(rows) == 1
 

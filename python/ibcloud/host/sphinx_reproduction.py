@@ -572,7 +572,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from ibcloud.cli._args import integer
 
     parser.add_argument("--size", default="default", choices=sorted(DURATIONS),
-                        help="default: 30 ms static runs (a 98-point QoS × CC grid) and 0.6 s Sphinx runs (≈ 10 s); "
+                        help="default: 30 ms static runs (a 98-point QoS × CC grid) and 0.6 s Sphinx runs, Tables 8 and 9 (≈ 20 s); "
                              "tour: 10 ms static runs, no grid claims, no loops (seconds)")
     parser.add_argument("--threads", type=integer(1), default=None, metavar="N",
                         help="scenarios run at once (default: every CPU; results do not depend on it)")
