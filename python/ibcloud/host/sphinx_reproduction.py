@@ -186,6 +186,9 @@ def _table9(size: str, short: int, long_: int, workers: Optional[int]) -> Tuple[
     if long_:
         for t in ("1:1", "1:4"):
             cases.append((f"{t}/sphinx", scenario(long_, controllers=[_sphinx(t, TABLE9[t][0])], **pair[t])))
+        # Reading (never judged): Fig. 55's own pair (212 / 187 µs) for the 1:4 → 1:1 change; R16 is judged on 48 / 187.
+        cases.append(("1:4/retarget", scenario(2 * long_, controllers=[
+            _sphinx("1:4", TABLE9["1:4"][0], retarget=(f"{long_}ms", "1:1"))], **pair["1:4"])))
     res = dict(zip([n for n, _ in cases], _run_all([sc for _, sc in cases], workers)))
     warm = 0.002
     reg = claims("sphinx")
@@ -245,7 +248,12 @@ def _table9(size: str, short: int, long_: int, workers: Optional[int]) -> Tuple[
                     f"{sx['memcached_us']:.1f} (LP {sx['lp']:.3f}, delay {sx['delay']:.1f}) vs Manual "
                     f"{m['nectere_us']:.1f} : {m['memcached_us']:.1f} us ({dn:+.1%} / {dm:+.1%})"))
         rows[t] = x
-    return {"rows": rows, "calibration": fit}, checks
+    out: Dict[str, Any] = {"rows": rows, "calibration": fit}
+    if long_:
+        end = long_ / 1000
+        recs = _records(res["1:4/retarget"])
+        out["retarget"] = {"before": _tail(recs, 0.0, end), "after": _tail(recs, end, 2 * end)}
+    return out, checks
 
 
 def _sphinx(target: str, base: Tuple[float, float], max_delay: int = CCTI_LIMIT,
@@ -556,6 +564,24 @@ def _print(s: Dict[str, Any]) -> None:
               + {"bpw-1:4": "   (reading: BP weights 128:32 under the loop, not judged)",
                "long-1:4": "   (reading: the same loop run twice as long, second half, not judged)",
                "logratio-1:4": "   (reading: log-ratio error, not judged)"}.get(t, ""))
+    t9 = s.get("table9", {})
+    for t, x in t9.get("rows", {}).items():
+        print(f"  Table 9 {t:<5} base {x['base'][0]:.1f} : {x['base'][1]:.1f} us (calibration; Memcached "
+              f"{x['memcached_size']})")
+        line(f"  Collocated {t}", x["collocated"], "thesis " + " : ".join(f"{v:g}" for v in TABLE9[t][1]))
+        line(f"  BP {t}", x["bp"], "thesis " + " : ".join(f"{v:g}" for v in TABLE9[t][2]))
+        if x.get("manual"):
+            m = x["manual"]
+            line(f"  Manual {t} ({m['weights'][0]}:{m['weights'][1]}, d={m['delay']})", m,
+                 "thesis " + " : ".join(f"{v:g}" for v in TABLE9[t][3]))
+        if x.get("sphinx"):
+            sx = x["sphinx"]
+            print(f"    Sphinx {t} on this pair, last third: LP {sx['lp']:.3f}, delay {sx['delay']:.1f}; "
+                  f"{sx['nectere_us']:.1f} : {sx['memcached_us']:.1f} us")
+    if t9.get("retarget"):
+        b, a = t9["retarget"]["before"], t9["retarget"]["after"]
+        print(f"  reading (not judged): Fig. 55's own pair 212 / 187 us, 1:4 → 1:1: LP {b['lp']:.3f} → {a['lp']:.3f}, "
+              f"delay {b['delay']:.1f} → {a['delay']:.1f}")
     f = s["io_model"]["fits"]
     print("G R13 (Eq. 8): " + ", ".join(f"{k} B: " + ("flat" if v is None else f"slope {v['slope']:.3f}, "
                                                         f"R² {v['r2']:.4f}") for k, v in f.items()))
