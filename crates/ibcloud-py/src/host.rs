@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_check, m)?)?;
     m.add_function(wrap_pyfunction!(host_run, m)?)?;
+    m.add_function(wrap_pyfunction!(host_to_toml, m)?)?;
     Ok(())
 }
 
@@ -75,4 +76,34 @@ fn host_run(py: Python<'_>, scenario: &str, progress: Option<Py<PyAny>>) -> PyRe
         },
         |e| SimulationError::new_err(e.to_string()),
     )
+}
+
+/// Writes a scenario (JSON) as a TOML document, for `ibcloud host layout`:
+/// the `toml` crate's writer, so what `ibcloud host run` reads back is the
+/// same document. Refuses what TOML cannot hold (null) by its path.
+#[pyfunction]
+fn host_to_toml(scenario: &str) -> PyResult<String> {
+    let value: serde_json::Value = serde_json::from_str(scenario)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("scenario JSON: {e}")))?;
+    if let Some(path) = null_path(&value, String::new()) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{path}: TOML has no null"
+        )));
+    }
+    toml::to_string(&value).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+}
+
+/// The path of the first null in `v`, like `workloads[1].sl`.
+fn null_path(v: &serde_json::Value, at: String) -> Option<String> {
+    match v {
+        serde_json::Value::Null => Some(if at.is_empty() { "(document)".into() } else { at }),
+        serde_json::Value::Array(xs) => xs
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| null_path(x, format!("{at}[{i}]"))),
+        serde_json::Value::Object(m) => m.iter().find_map(|(k, x)| {
+            null_path(x, if at.is_empty() { k.clone() } else { format!("{at}.{k}") })
+        }),
+        _ => None,
+    }
 }

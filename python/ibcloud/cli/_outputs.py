@@ -68,6 +68,7 @@ OUTPUTS: Dict[Tuple[str, ...], Dict[str, str]] = {
     ("sim",): {"out": "dir"},
     ("host", "run"): {"out": "dir"},
     ("host", "nectere"): {"out": "dir"},
+    ("host", "layout"): {"out": "file"},
     ("sm", "run"): {"summary": "file", "smp_log": "file", "dump_dir": "dir", "guid2lid": "cache"},
     ("agent",): {"log": "file", "parquet": "file"},
     ("qos", "write"): {"out": "file"},

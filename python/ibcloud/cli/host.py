@@ -25,8 +25,10 @@ simulated 0.05 s ...
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
+from ibcloud.cli._args import integer, real
 from ibcloud.cli.main import ExitStatus
 from ibcloud.safeio import dumps_json
 
@@ -116,6 +118,28 @@ def _nectere(args: argparse.Namespace) -> int:
     return ExitStatus.SUCCESS
 
 
+def _layout(args: argparse.Namespace) -> int:
+    from ibcloud.host.layouts import LAYOUTS, layout, to_toml
+    from ibcloud.safeio import atomic_write
+
+    if args.list:
+        for name, (what, _) in LAYOUTS.items():
+            print(f"{name:<20} {what}")
+        return ExitStatus.SUCCESS
+    if not args.name:
+        print("ibcloud: error: host layout: name a layout (--list shows them)", file=sys.stderr)
+        return ExitStatus.ERROR
+    sc = layout(args.name, args.hosts, args.scale, args.policy, args.sla)
+    text = to_toml(sc, f"ibcloud host layout {args.name}" + (f" --policy {args.policy}" if args.policy else "") +
+                   f": {LAYOUTS[args.name][0]}\nrun it with: ibcloud host run FILE.toml --out DIR")
+    if args.out:
+        atomic_write(args.out, text)
+        print(f"wrote {args.out}")
+    else:
+        print(text, end="")
+    return ExitStatus.SUCCESS
+
+
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Adds ``host`` (with ``run``) to the top-level parser.
 
@@ -152,3 +176,18 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     n.add_argument("--json", action="store_true", help="print the summary as JSON")
     n.add_argument("--no-plots", action="store_true", help="do not draw PNG plots")
     n.set_defaults(run=_nectere)
+    lay = sub.add_parser("layout", help="write one of G's experiment layouts as a scenario file",
+                         description="Writes a layout of seed 004 G (DRX's Fig. 31 and 36 layouts, Sphinx's Table 8 "
+                         "and 9 pairs, the Fig. 40, 41 and 44 motivation runs) as a TOML scenario for "
+                         "`ibcloud host run`: the same document `ibcloud reproduce drx|sphinx` runs "
+                         "(ibcloud.host.layouts).")
+    lay.add_argument("name", nargs="?", help="layout name (--list shows them)")
+    lay.add_argument("--list", action="store_true", help="list the layouts")
+    lay.add_argument("--policy", help="DRX: eb-dist, hb-dist, eb-local, hb-local, cc-dist, pc-dist, stmax, stmaxq; "
+                     "Sphinx: an LP target such as 1:4; fig44: the 2 MB instance's VL weight")
+    lay.add_argument("--hosts", type=integer(1, 64), default=8, help="DRX layouts: hosts (default 8, G's)")
+    lay.add_argument("--scale", type=real(0.001, 1.0), default=0.1, help="DRX layouts: time scale (default 0.1, as reproduce drx)")
+    lay.add_argument("--sla", type=real(1e-9), help="DRX policies: Nectere's per-VM SLA level in CQEs/s (default: run "
+                     "Nectere alone first, as reproduce drx does)")
+    lay.add_argument("--out", metavar="FILE", help="write the scenario here (default: standard output)")
+    lay.set_defaults(run=_layout)
