@@ -123,6 +123,9 @@ def _layout(args: argparse.Namespace) -> int:
     from ibcloud.safeio import atomic_write
 
     if args.list:
+        if args.json:
+            print(dumps_json({name: what for name, (what, _) in LAYOUTS.items()}, indent=2))
+            return ExitStatus.SUCCESS
         for name, (what, _) in LAYOUTS.items():
             print(f"{name:<20} {what}")
         return ExitStatus.SUCCESS
@@ -134,6 +137,9 @@ def _layout(args: argparse.Namespace) -> int:
                    f": {LAYOUTS[args.name][0]}\nrun it with: ibcloud host run FILE.toml --out DIR")
     if args.out:
         atomic_write(args.out, text)
+    if args.json:
+        print(dumps_json({"layout": args.name, "policy": args.policy, "out": args.out, "scenario": sc}, indent=2))
+    elif args.out:
         print(f"wrote {args.out}")
     else:
         print(text, end="")
@@ -190,4 +196,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     lay.add_argument("--sla", type=real(1e-9), help="DRX policies: Nectere's per-VM SLA level in CQEs/s (default: run "
                      "Nectere alone first, as reproduce drx does)")
     lay.add_argument("--out", metavar="FILE", help="write the scenario here (default: standard output)")
+    lay.add_argument("--json", action="store_true", help="print the scenario document (or, with --list, the "
+                     "layouts) as JSON")
     lay.set_defaults(run=_layout)

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional
 
 from ibcloud.exceptions import ParseError
+from ibcloud.safeio import checked_ints
 
 __all__ = ["LAYOUTS", "layout", "to_toml"]
 
@@ -139,6 +140,7 @@ LAYOUTS: Dict[str, "tuple[str, Callable[..., Dict[str, Any]]]"] = {
 }
 
 
+@checked_ints(hosts=(1, 64))
 def layout(name: str, hosts: int = 8, scale: float = 0.1, policy: Optional[str] = None,
            sla: Optional[float] = None) -> Dict[str, Any]:
     """The scenario document of layout ``name`` (see the module's list);
@@ -158,9 +160,7 @@ def layout(name: str, hosts: int = 8, scale: float = 0.1, policy: Optional[str] 
     """
     if name not in LAYOUTS:
         raise ParseError(f"layout: unknown layout {name!r} (ibcloud host layout --list)")
-    if not (isinstance(hosts, int) and 1 <= hosts <= 64):
-        raise ParseError(f"layout {name}: hosts must be 1-64, got {hosts!r}")
-    if not (0 < scale <= 1):
+    if not (0 < scale <= 1):  # also refuses NaN
         raise ParseError(f"layout {name}: scale must be in (0, 1], got {scale!r}")
     return LAYOUTS[name][1](hosts, scale, policy, sla)
 
