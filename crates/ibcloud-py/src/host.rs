@@ -96,13 +96,24 @@ fn host_to_toml(scenario: &str) -> PyResult<String> {
 /// The path of the first null in `v`, like `workloads[1].sl`.
 fn null_path(v: &serde_json::Value, at: String) -> Option<String> {
     match v {
-        serde_json::Value::Null => Some(if at.is_empty() { "(document)".into() } else { at }),
+        serde_json::Value::Null => Some(if at.is_empty() {
+            "(document)".into()
+        } else {
+            at
+        }),
         serde_json::Value::Array(xs) => xs
             .iter()
             .enumerate()
             .find_map(|(i, x)| null_path(x, format!("{at}[{i}]"))),
         serde_json::Value::Object(m) => m.iter().find_map(|(k, x)| {
-            null_path(x, if at.is_empty() { k.clone() } else { format!("{at}.{k}") })
+            null_path(
+                x,
+                if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                },
+            )
         }),
         _ => None,
     }
