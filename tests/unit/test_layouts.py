@@ -55,3 +55,8 @@ def test_cli_writes_a_file_refuses_to_replace_it_and_host_run_reads_it(tmp_path,
     assert main(["host", "layout"]) == 2
     assert main(["host", "layout", "--list"]) == 0
     assert "sphinx-table9-1:10" in capsys.readouterr().out
+
+
+def test_toml_writer_names_what_toml_cannot_hold():
+    with pytest.raises(ValueError, match=r"workloads\[0\]\.sl: TOML has no null"):
+        to_toml({"duration": "1ms", "workloads": [{"kind": "nectere", "sl": None}]})
