@@ -585,7 +585,8 @@ impl Config {
     }
 
     /// The line a policy's error is about: that of the `[policy]` key it
-    /// names (as `` `key` `` or `key:`), else the `[policy]` header.
+    /// names (as `` `key` ``, `key:` or `key[i]`), else the `[policy]`
+    /// header.
     pub fn policy_line_of(&self, msg: &str) -> usize {
         self.policy_keys
             .iter()
@@ -593,6 +594,7 @@ impl Config {
                 msg.contains(&format!("`{k}`"))
                     || msg.contains(&format!("{k}:"))
                     || msg.contains(&format!("{k} "))
+                    || msg.contains(&format!("{k}["))
             })
             .max_by_key(|(k, _)| k.len())
             .map_or(self.policy_line, |(_, l)| *l)
