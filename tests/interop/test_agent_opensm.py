@@ -209,6 +209,120 @@ def test_sphinx_agent_reprograms_a_running_opensm(tmp_path: Path) -> None:
     assert "Unrecognized token" not in text
 
 
+DRX_AGENT = """\
+[agent]
+state-file = "agent.state"
+cgroup-root = "cgroup"
+cgroup-version = "v1"
+replay = "feed.jsonl"
+log = "actions.jsonl"
+
+[[vm]]
+name = "nectere"
+cgroup = "nectere"
+
+[[vm]]
+name = "hadoop"
+cgroup = "hadoop"
+
+[policy]
+policy = "drxmaxq"
+interval = "100ms"
+epoch = "60s"
+vmes = { nect = { vms = ["nectere"], g = 1000.0, io-min = 1000.0, priority = "high" }, bulk = { vms = ["hadoop"], g = 20000.0, io-min = 100.0, priority = "low" } }
+
+[opensm]
+conf = "osm/opensm.conf"
+pid-file = "osm/opensm.pid"
+log = "osm/opensm.log"
+cc-sls = "bulk"
+"""
+
+
+def _start_opensm(sim: IbSim, osm: Path, original: str) -> subprocess.Popen:
+    (osm / "cache").mkdir(parents=True)
+    (osm / "opensm.conf").write_text(original)
+    env = sim.client_env()
+    env["OSM_CACHE_DIR"] = str(osm / "cache")
+    with open(osm / "opensm.stdout", "wb") as stdout:
+        proc = subprocess.Popen(["opensm", "-F", str(osm / "opensm.conf"), "-f", str(osm / "opensm.log"), "-d", "2",
+                                 "-D", "0x43"], cwd=sim.workdir, env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    (osm / "opensm.pid").write_text(f"{proc.pid}\n")
+    log = osm / "opensm.log"
+    _wait_for("OpenSM's first SUBNET UP", lambda: log.exists() and "SUBNET UP" in log.read_text())
+    return proc
+
+
+def _stop(proc: "subprocess.Popen | None") -> None:
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_drxmaxq_agent_pushes_qos_at_start_and_cc_at_the_first_violation(tmp_path: Path) -> None:
+    """DRXMaxQ (G Table 4/6): QoS 254:1 from the start, G Table 5's CC
+    pushed when Nectere first misses its SLA; both reach the running OpenSM
+    through opensm.conf + SIGHUP and are undone (QoS) at exit."""
+    net = tmp_path / "agent.net"
+    net.write_text(NET)
+    osm = tmp_path / "osm"
+    original = f"dump_files_dir {osm}\nsweep_interval 0\n" + opensm_conf("stmax", "qos")
+    _v1_tree(tmp_path / "cgroup", ["nectere", "hadoop"])
+    rows = []
+    for k in range(100):
+        # SLA: 1000 CQE/s = 100 per 100 ms; met in period 0, missed from period 2 on.
+        rows += [{"period": k, "vm": "nectere", "requests": 100 if k < 2 else 50},
+                 {"period": k, "vm": "hadoop", "requests": 2000}]
+    (tmp_path / "feed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "AGENT.toml").write_text(DRX_AGENT)
+    conf = osm / "opensm.conf"
+    with IbSim(net) as sim:
+        opensm = _start_opensm(sim, osm, original)
+        agent = None
+        try:
+            assert _smp_vlarb(sim, "1") == [[0, 32], [1, 32]]
+            agent = subprocess.Popen([sys.executable, "-m", "ibcloud.cli.main", "agent", "--policy", "drx",
+                                      "--config", str(tmp_path / "AGENT.toml"), "--no-guardian", "--json"],
+                                     cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            actions = tmp_path / "actions.jsonl"
+            _wait_for("the agent's second step", lambda: any(r["step"] >= 1 for r in _log_rows(actions)))
+            # QoS is in force from the start (the push before the first step).
+            assert _smp_vlarb(sim, "1") == [[0, 254], [1, 1]]
+            _wait_for("the step after the violation",
+                      lambda: any(r["step"] >= 3 for r in _log_rows(actions)))
+            rows = _log_rows(actions)
+            viol = [r for r in rows if r["vm"] == "nectere" and any(e["kind"] == "violation"
+                                                                     for e in r.get("drx_events", []))]
+            assert viol and viol[0]["step"] == 2
+            # CC went out at the violation's step, not before.
+            assert {r["step"] for r in rows if r["fabric_reloaded"]} == {2}, rows
+            text = conf.read_text()
+            assert "congestion_control TRUE" in text and "cc_ca_cong_setting_control_map 0xFFFE" in text
+            assert "qos_vlarb_low 0:254,1:1" in text
+            sw = {n["description"]: n["lid"] for n in Fabric.read(osm / "opensm-subnet.lst").nodes()}["S-0000000000000010"]
+            assert _smp_vlarb(sim, str(sw), "1") == [[0, 254], [1, 1]]
+            # a hardware policy sets no cap
+            assert all(r["cap"] == 0 for r in rows)
+            agent.send_signal(signal.SIGTERM)
+            out, err = agent.communicate(timeout=30)
+            assert agent.returncode == 0, err
+            fab = json.loads(out)["fabric"]
+            assert fab["restored"] and fab["reloads"] == 2
+            assert conf.read_text() == original
+            assert _smp_vlarb(sim, "1") == [[0, 32], [1, 32]]
+        finally:
+            _stop(agent)
+            _stop(opensm)
+    text = (osm / "opensm.stdout").read_text(errors="replace")
+    assert "Loading Cached Option:congestion_control = TRUE" in text
+    assert "Unrecognized token" not in text
+
+
 def _bad(tmp_path: Path, agent_toml: str) -> "subprocess.CompletedProcess[str]":
     if not (tmp_path / "cgroup").exists():
         _v1_tree(tmp_path / "cgroup", ["nectere", "memcached"])

@@ -573,6 +573,10 @@ fn control_loop(
             );
         }
         let mut push_fields = serde_json::Map::new();
+        if emitter.is_some() {
+            push_fields.insert("fabric_reloaded".into(), false.into());
+            push_fields.insert("fabric_applied_ms".into(), serde_json::Value::Null);
+        }
         if let Some(p) = policy.fabric() {
             if let Some(em) = emitter.as_deref_mut() {
                 let push = em.push(&p, dry_run, decided)?;

@@ -875,7 +875,7 @@ fn a_stale_state_file_is_recovered_and_bad_setups_are_input_errors() {
     let e =
         ibcloud_agent::run::run(&cfg, "nosuch", &RunOptions::default(), &mut || false).unwrap_err();
     assert!(
-        matches!(&e, AgentError::Input(m) if m.contains("unknown capping policy")),
+        matches!(&e, AgentError::Input(m) if m.contains("unknown policy")),
         "{e:?}"
     );
     fs::remove_dir_all(&d).unwrap();
