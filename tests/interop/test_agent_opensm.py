@@ -149,7 +149,8 @@ def test_sphinx_agent_reprograms_a_running_opensm(tmp_path: Path) -> None:
             # OpenSM's own port gets LID 1 with an empty LID cache.
             assert _smp_vlarb(sim, "1") == [[0, 32], [1, 32]]
             agent = subprocess.Popen([sys.executable, "-m", "ibcloud.cli.main", "agent", "--policy", "sphinx",
-                                      "--config", str(tmp_path / "AGENT.toml"), "--no-guardian", "--json"],
+                                      "--config", str(tmp_path / "AGENT.toml"), "--no-guardian", "--json",
+                                      "--parquet", str(tmp_path / "actions.parquet")],
                                      cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             actions = tmp_path / "actions.jsonl"
 
@@ -191,6 +192,11 @@ def test_sphinx_agent_reprograms_a_running_opensm(tmp_path: Path) -> None:
             assert conf.read_text() == original
             assert _smp_vlarb(sim, "1") == [[0, 32], [1, 32]]
             assert _smp_vlarb(sim, str(sw), "2") == [[0, 32], [1, 32]]
+            import pandas as pd
+
+            table = pd.read_parquet(tmp_path / "actions.parquet")
+            step0 = table[(table.vm == "memcached") & (table.step == 0)]
+            assert list(step0.cc_delay) == [delay] and list(step0.lp_target) == [1.0]
         finally:
             if agent is not None and agent.poll() is None:
                 agent.kill()
@@ -321,6 +327,48 @@ def test_drxmaxq_agent_pushes_qos_at_start_and_cc_at_the_first_violation(tmp_pat
     text = (osm / "opensm.stdout").read_text(errors="replace")
     assert "Loading Cached Option:congestion_control = TRUE" in text
     assert "Unrecognized token" not in text
+
+
+def test_sphinx_dry_run_touches_nothing_and_a_dead_opensm_fails_after_restoring(tmp_path: Path) -> None:
+    net = tmp_path / "agent.net"
+    net.write_text(NET)
+    osm = tmp_path / "osm"
+    original = f"dump_files_dir {osm}\nsweep_interval 0\n" + opensm_conf("stmax", "qos")
+    _v1_tree(tmp_path / "cgroup", ["nectere", "memcached"])
+    # collocated every period: the delay rises at every step, so every step pushes
+    rows = [{"period": k, "vm": vm, "latencies_us": [lat]} for k in range(400)
+            for vm, lat in (("nectere", 64.1), ("memcached", 196.7))]
+    (tmp_path / "feed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "AGENT.toml").write_text(AGENT)
+    conf, log = osm / "opensm.conf", osm / "opensm.log"
+    cmd = [sys.executable, "-m", "ibcloud.cli.main", "agent", "--policy", "sphinx", "--config",
+           str(tmp_path / "AGENT.toml"), "--no-guardian", "--json"]
+    with IbSim(net) as sim:
+        opensm = _start_opensm(sim, osm, original)
+        agent = None
+        try:
+            ups = log.read_text().count("SUBNET UP")
+            done = subprocess.run(cmd + ["--dry-run", "--steps", "3"], cwd=tmp_path, capture_output=True, text=True,
+                                  timeout=60)
+            assert done.returncode == 0, done.stderr
+            fab = json.loads(done.stdout)["fabric"]
+            assert (fab["reloads"], fab["restored"]) == (0, False)
+            assert conf.read_text() == original and log.read_text().count("SUBNET UP") == ups
+            delays = [r["cc_delay"] for r in _log_rows(tmp_path / "actions.jsonl") if r["vm"] == "memcached"]
+            assert len(delays) == 3 and delays == sorted(delays) and delays[-1] > 0
+            agent = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _wait_for("a pushed step", lambda: any(r.get("fabric_reloaded") for r in
+                                                   _log_rows(tmp_path / "actions.jsonl")))
+            opensm.kill()
+            opensm.wait()
+            out, err = agent.communicate(timeout=30)
+            assert agent.returncode == 1, err
+            assert "OpenSM went away" in err and "restored" in err and "Traceback" not in err
+            assert conf.read_text() == original
+            assert not (tmp_path / "agent.state").exists()
+        finally:
+            _stop(agent)
+            _stop(opensm)
 
 
 def _bad(tmp_path: Path, agent_toml: str) -> "subprocess.CompletedProcess[str]":

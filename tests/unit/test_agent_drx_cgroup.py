@@ -94,7 +94,7 @@ epoch = "60s"
 vmes = {{ nect = {{ vms = ["nectere"], g = 1000.0, io-min = 1000.0, priority = "high" }}, bulk = {{ vms = ["hadoop"], g = 20000.0, io-min = 100.0, priority = "low" }} }}
 """)
     agent = subprocess.Popen([sys.executable, "-m", "ibcloud.cli.main", "agent", "--policy", "drx", "--config",
-                              str(cfg), "--json"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              str(cfg), "--json", "--parquet", str(tmp_path / "actions.parquet")], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     hadoop, nectere = CPU / groups / "hadoop", CPU / groups / "nectere"
     try:
@@ -125,6 +125,11 @@ vmes = {{ nect = {{ vms = ["nectere"], g = 1000.0, io-min = 1000.0, priority = "
         summary = json.loads(out)
         assert summary["policy"] == "drx-eb-dist" and summary["report"]["response"]["violations"] == 1
         assert sorted(summary["restored"]["restored"]) == ["hadoop", "nectere"]
+        import pandas as pd
+
+        table = pd.read_parquet(tmp_path / "actions.parquet")
+        capped = table[(table.vm == "hadoop") & (table.step == 2)]
+        assert list(capped.cap) == [cap] and float(capped.price.iloc[0]) > 1.0
     finally:
         if agent.poll() is None:
             agent.kill()

@@ -491,7 +491,10 @@ impl Config {
                         Some(*p.get_ref() as u32)
                     }
                     Some(p) => {
-                        return Err(err(p.span(), format!("pid = {}: not a process id", p.get_ref())))
+                        return Err(err(
+                            p.span(),
+                            format!("pid = {}: not a process id", p.get_ref()),
+                        ))
                     }
                 };
                 if pid.is_some() == o.pid_file.is_some() {
@@ -512,14 +515,20 @@ impl Config {
                     Some(t) => {
                         return Err(err(
                             t.span(),
-                            format!("sweep-timeout = {}: must be 0.1 to 600 seconds", t.get_ref()),
+                            format!(
+                                "sweep-timeout = {}: must be 0.1 to 600 seconds",
+                                t.get_ref()
+                            ),
                         ))
                     }
                 };
                 let cc_sls = match &o.cc_sls {
                     None => ibcloud_qos::CcSls::All,
                     Some(c) => ibcloud_qos::CcSls::parse(c.get_ref()).ok_or_else(|| {
-                        err(c.span(), format!("cc-sls = '{}': expected all or bulk", c.get_ref()))
+                        err(
+                            c.span(),
+                            format!("cc-sls = '{}': expected all or bulk", c.get_ref()),
+                        )
                     })?,
                 };
                 let actuator = match o.actuator.as_ref().map(|a| a.get_ref().as_str()) {

@@ -47,7 +47,12 @@ pub fn managed(key: &str) -> bool {
 pub fn compose(original: &str, policy: &Policy) -> Result<String, String> {
     let mut out = String::new();
     for line in original.lines() {
-        let key = line.split('#').next().unwrap_or("").split_whitespace().next();
+        let key = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next();
         if key.is_some_and(managed) {
             continue;
         }
@@ -85,10 +90,7 @@ fn opensm_alive(pid: u32) -> Result<(), String> {
     }
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     if comm.trim() != "opensm" {
-        return Err(format!(
-            "process {pid} is '{}', not opensm",
-            comm.trim()
-        ));
+        return Err(format!("process {pid} is '{}', not opensm", comm.trim()));
     }
     Ok(())
 }
@@ -173,10 +175,9 @@ impl Emitter {
         })?;
         if !dry_run {
             // The atomic write needs a new file beside it: try one now.
-            let probe: PathBuf = cfg.conf.with_file_name(format!(
-                ".ibcloud-agent-probe.{}",
-                std::process::id()
-            ));
+            let probe: PathBuf = cfg
+                .conf
+                .with_file_name(format!(".ibcloud-agent-probe.{}", std::process::id()));
             std::fs::write(&probe, "")
                 .and_then(|_| std::fs::remove_file(&probe))
                 .map_err(|e| {
@@ -188,7 +189,8 @@ impl Emitter {
                         ),
                     )
                 })?;
-            let meta = std::fs::metadata(&cfg.conf).map_err(|e| at(cfg.conf_line, e.to_string()))?;
+            let meta =
+                std::fs::metadata(&cfg.conf).map_err(|e| at(cfg.conf_line, e.to_string()))?;
             if meta.permissions().readonly() {
                 return Err(at(
                     cfg.conf_line,
@@ -242,7 +244,12 @@ impl Emitter {
     /// Writes `policy`'s options and reloads OpenSM, unless they equal
     /// what is in force. `decided` is when the controller decided (for the
     /// decision-to-applied time).
-    pub fn push(&mut self, policy: &Policy, dry_run: bool, decided: Instant) -> Result<Push, String> {
+    pub fn push(
+        &mut self,
+        policy: &Policy,
+        dry_run: bool,
+        decided: Instant,
+    ) -> Result<Push, String> {
         let text = compose(&self.original, policy)?;
         if self.last.as_deref() == Some(text.as_str()) {
             self.summary.unchanged += 1;
@@ -305,7 +312,10 @@ impl Emitter {
             l.split_whitespace()
                 .next()
                 .is_some_and(|k| k == "congestion_control" || k.starts_with("cc_"))
-        }) && self.last.as_deref().is_some_and(|t| t.contains("congestion_control TRUE"));
+        }) && self
+            .last
+            .as_deref()
+            .is_some_and(|t| t.contains("congestion_control TRUE"));
         if keeps_cc {
             self.summary.note = Some(
                 "the original opensm.conf names no congestion-control option, and OpenSM's reload keeps the \

@@ -14,9 +14,9 @@
 
 use crate::config::{Actuator, Config};
 use ibcloud_control::capping::{build_cap_policy, CapChange, CapPolicy, PolicyRecord, VmSample};
-use ibcloud_control::drx::{Drx, DrxConfig};
 use ibcloud_control::drx::config::POLICY_NAMES;
 use ibcloud_control::drx::record::HardwareSetting;
+use ibcloud_control::drx::{Drx, DrxConfig};
 use ibcloud_control::sphinx::host::SphinxHost;
 use ibcloud_control::{Policy as HostPolicy, Time};
 use ibcloud_host::Actuation;
@@ -217,6 +217,8 @@ impl CapPolicy for DrxAgent {
         // This step's records, per VM, for the log.
         for f in self.fields.iter_mut() {
             f.clear();
+            // present on every row, so the Parquet column has one type
+            f.insert("drx_events".into(), json!([]));
         }
         let secs = self.interval as f64 * 1e-12;
         let place = self.drx.placement();
@@ -245,8 +247,10 @@ impl CapPolicy for DrxAgent {
                 let kind = serde_json::to_value(r.kind).unwrap_or(Value::Null);
                 let list = f.entry("drx_events").or_insert_with(|| json!([]));
                 if let Value::Array(a) = list {
-                    a.push(json!({"kind": kind, "event": r.event, "pd": r.pd, "price": r.price,
-                                  "rel": r.rel, "cap": r.cap}));
+                    a.push(
+                        json!({"kind": kind, "event": r.event, "pd": r.pd, "price": r.price,
+                                  "rel": r.rel, "cap": r.cap}),
+                    );
                 }
             }
         }
@@ -335,9 +339,30 @@ impl SphinxAgent {
             .unwrap_or_default();
         let flow_vm: Vec<usize> = flows
             .iter()
-            .map(|f| names.iter().position(|n| *n == f.vm).expect("checked by SphinxHost"))
+            .map(|f| {
+                names
+                    .iter()
+                    .position(|n| *n == f.vm)
+                    .expect("checked by SphinxHost")
+            })
             .collect();
-        let vm_of = |n: &str| names.iter().position(|x| x == n).expect("checked by SphinxHost");
+        if cfg.replay.is_none() {
+            for (i, &vm) in flow_vm.iter().enumerate() {
+                if !cfg.vms[vm].latency {
+                    return Err(format!(
+                        "flows[{i}]: VM '{}' reports no latencies (set `latency = true` in its [[vm]], or give \
+                         [agent] replay)",
+                        cfg.vms[vm].name
+                    ));
+                }
+            }
+        }
+        let vm_of = |n: &str| {
+            names
+                .iter()
+                .position(|x| x == n)
+                .expect("checked by SphinxHost")
+        };
         let groups: Vec<GroupVms> = cfg
             .policy
             .get("groups")
@@ -347,10 +372,9 @@ impl SphinxAgent {
             .map_err(|e| format!("groups: {e}"))?
             .unwrap_or_default();
         let group_vms = groups.iter().map(|g| (vm_of(&g.a), vm_of(&g.b))).collect();
-        let o = cfg
-            .opensm
-            .as_ref()
-            .ok_or("sphinx pushes its delays through OpenSM: add an [opensm] table (conf, pid-file)")?;
+        let o = cfg.opensm.as_ref().ok_or(
+            "sphinx pushes its delays through OpenSM: add an [opensm] table (conf, pid-file)",
+        )?;
         let base = base_policy(cfg)?.expect("opensm present");
         let max_delay = cfg
             .policy

@@ -7,14 +7,14 @@
 
 use crate::cgroup::{detect, Cgroup, Throttling};
 use crate::config::Config;
+use crate::opensm::{Emitter, FabricSummary};
+use crate::policies::{AgentPolicy, Plain};
 use crate::sensors::ib::IbSensor;
 use crate::sensors::latency::{LatencyInbox, LatencySocket};
 use crate::sensors::replay::Replay;
 use crate::sensors::CpuMeter;
 use crate::state::{self, Restored, Saved, State};
 use crate::AgentError;
-use crate::opensm::{Emitter, FabricSummary};
-use crate::policies::{AgentPolicy, Plain};
 use ibcloud_control::capping::{CapPolicy, VmSample};
 use serde::Serialize;
 use std::io::Write;
@@ -448,7 +448,10 @@ fn control_loop(
         em.push(&p, dry_run, Instant::now())
             .map_err(|e| format!("pushing the initial fabric settings: {e}"))?;
         if dry_run {
-            eprintln!("ibcloud agent: would write {} (dry run: not written)", p.name);
+            eprintln!(
+                "ibcloud agent: would write {} (dry run: not written)",
+                p.name
+            );
         }
     }
     let start = Instant::now();
@@ -585,12 +588,16 @@ fn control_loop(
                         "ibcloud agent: t={:.1}s opensm.conf rewritten ({}), OpenSM reloaded{}",
                         t_ps as f64 / 1e12,
                         p.name,
-                        push.applied_ms
-                            .map_or(String::new(), |m| format!(", sweep done {m:.0} ms after the decision"))
+                        push.applied_ms.map_or(String::new(), |m| format!(
+                            ", sweep done {m:.0} ms after the decision"
+                        ))
                     );
                 }
                 push_fields.insert("fabric_reloaded".into(), push.reloaded.into());
-                push_fields.insert("fabric_applied_ms".into(), serde_json::json!(push.applied_ms));
+                push_fields.insert(
+                    "fabric_applied_ms".into(),
+                    serde_json::json!(push.applied_ms),
+                );
             }
         }
         if let Some(w) = log.as_mut() {

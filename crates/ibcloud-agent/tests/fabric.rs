@@ -77,12 +77,15 @@ fn drx_caps_the_bulk_vm_when_nectere_misses_its_sla_and_restores() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let of = |vm: &str| -> Vec<&serde_json::Value> { rows.iter().filter(|r| r["vm"] == vm).collect() };
+    let of =
+        |vm: &str| -> Vec<&serde_json::Value> { rows.iter().filter(|r| r["vm"] == vm).collect() };
     let (nec, had) = (of("nectere"), of("hadoop"));
     // Nectere is never capped; its violation is logged at step 1.
     assert!(nec.iter().all(|r| r["cap"] == 0));
     let ev = nec[1]["drx_events"].as_array().expect("events at step 1");
-    assert!(ev.iter().any(|e| e["kind"] == "violation" && (e["pd"].as_f64().unwrap() - 0.5).abs() < 1e-9));
+    assert!(ev
+        .iter()
+        .any(|e| e["kind"] == "violation" && (e["pd"].as_f64().unwrap() - 0.5).abs() < 1e-9));
     assert_eq!(had[0]["cap"], 0);
     // Hadoop's cap falls below 100 % at the violation's step (the PM and
     // HA run in-process), is what DRX decided (rounded) and keeps falling.
@@ -95,8 +98,14 @@ fn drx_caps_the_bulk_vm_when_nectere_misses_its_sla_and_restores() {
     assert!(last > 0 && last < cap1, "{last} after {cap1}");
     // The caps were written (the log says changed) and restored at exit.
     assert!(had[1]["changed"].as_bool().unwrap());
-    assert_eq!(fs::read_to_string(d.join("cg/hadoop/cpu.max")).unwrap(), "max 100000");
-    assert_eq!(s.restored.as_ref().unwrap().restored, vec!["nectere", "hadoop"]);
+    assert_eq!(
+        fs::read_to_string(d.join("cg/hadoop/cpu.max")).unwrap(),
+        "max 100000"
+    );
+    assert_eq!(
+        s.restored.as_ref().unwrap().restored,
+        vec!["nectere", "hadoop"]
+    );
     assert_eq!(s.report["response"]["violations"].as_u64().unwrap(), 5);
     fs::remove_dir_all(&d).unwrap();
 }
@@ -109,24 +118,45 @@ fn hardware_drx_policies_need_opensm_and_bad_parameters_name_their_line() {
     let err = |text: &str, kind: &str| -> String {
         fs::write(d.join("AGENT.toml"), text).unwrap();
         let cfg = Config::load(&d.join("AGENT.toml")).unwrap();
-        match run(&cfg, kind, &RunOptions { dry_run: true, ..Default::default() }, &mut || false) {
+        match run(
+            &cfg,
+            kind,
+            &RunOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+            &mut || false,
+        ) {
             Err(AgentError::Input(m)) => m,
             other => panic!("expected an input error, got {other:?}"),
         }
     };
     let file = d.join("AGENT.toml").display().to_string();
-    let line = |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let line =
+        |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
     let m = err(&DRX.replace("\"eb-dist\"", "\"drxmaxq\""), "drx");
-    assert!(m.starts_with(&format!("{file}:{}:", line(DRX, "[policy]"))) && m.contains("[opensm]"), "{m}");
+    assert!(
+        m.starts_with(&format!("{file}:{}:", line(DRX, "[policy]"))) && m.contains("[opensm]"),
+        "{m}"
+    );
     let bogus = DRX.replace("epoch = \"2s\"", "epoch = \"2s\"\nbogus = 1");
     let m = err(&bogus, "drx");
-    assert!(m.starts_with(&format!("{file}:{}:", line(&bogus, "bogus"))) && m.contains("bogus"), "{m}");
-    let m = err(&DRX.replace("vms = [\"hadoop\"]", "vms = [\"hadop\"]"), "drx");
+    assert!(
+        m.starts_with(&format!("{file}:{}:", line(&bogus, "bogus"))) && m.contains("bogus"),
+        "{m}"
+    );
+    let m = err(
+        &DRX.replace("vms = [\"hadoop\"]", "vms = [\"hadop\"]"),
+        "drx",
+    );
     assert!(m.contains("hadop"), "{m}");
     let m = err(DRX, "sphinx");
     assert!(m.contains("flows"), "{m}");
     let m = err(DRX, "nosuch");
-    assert!(m.contains("unknown policy 'nosuch'") && m.contains("sphinx"), "{m}");
+    assert!(
+        m.contains("unknown policy 'nosuch'") && m.contains("sphinx"),
+        "{m}"
+    );
     fs::remove_dir_all(&d).unwrap();
 }
 
@@ -136,15 +166,38 @@ fn opensm_section_errors_name_file_and_line() {
     let base = "[[vm]]\nname = 'a'\ncgroup = 'a'\nsl = 1\n[opensm]\nconf = 'x.conf'\npid = 1\n";
     for (text, line, what) in [
         (base.replace("sl = 1", "sl = 16"), 4, "0..15"),
-        (base.replace("pid = 1", "pid = 1\npid-file = 'p'"), 5, "exactly one"),
-        (base.replace("pid = 1", "pid = 1\nactuator = 'x'"), 8, "cc, vlarb or both"),
-        (base.replace("pid = 1", "pid = 1\ncc-sls = 'some'"), 8, "all or bulk"),
-        (base.replace("pid = 1", "pid = 1\nsweep-timeout = 0.0"), 8, "0.1 to 600"),
-        (base.replace("pid = 1", "pid = 1\nfrobnicate = 2"), 8, "frobnicate"),
+        (
+            base.replace("pid = 1", "pid = 1\npid-file = 'p'"),
+            5,
+            "exactly one",
+        ),
+        (
+            base.replace("pid = 1", "pid = 1\nactuator = 'x'"),
+            8,
+            "cc, vlarb or both",
+        ),
+        (
+            base.replace("pid = 1", "pid = 1\ncc-sls = 'some'"),
+            8,
+            "all or bulk",
+        ),
+        (
+            base.replace("pid = 1", "pid = 1\nsweep-timeout = 0.0"),
+            8,
+            "0.1 to 600",
+        ),
+        (
+            base.replace("pid = 1", "pid = 1\nfrobnicate = 2"),
+            8,
+            "frobnicate",
+        ),
     ] {
         let p = d.join("AGENT.toml");
         let e = Config::parse(&p, &text).unwrap_err();
-        assert!(e.starts_with(&format!("{}:{line}:", p.display())) && e.contains(what), "{e}");
+        assert!(
+            e.starts_with(&format!("{}:{line}:", p.display())) && e.contains(what),
+            "{e}"
+        );
     }
     fs::remove_dir_all(&d).unwrap();
 }
@@ -154,11 +207,59 @@ fn compose_replaces_only_qos_and_cc_options() {
     let original = "dump_files_dir /x\n# a comment\nqos FALSE\nqos_vlarb_low 0:1\ncc_cct 0:0\ncongestion_control FALSE\nsweep_interval 10 # keep\n";
     let policy = ibcloud_qos::Preset::StMaxQ.policy(ibcloud_qos::CcSls::All);
     let out = compose(original, &policy).unwrap();
-    assert!(out.starts_with("dump_files_dir /x\n# a comment\nsweep_interval 10 # keep\n"), "{out}");
+    assert!(
+        out.starts_with("dump_files_dir /x\n# a comment\nsweep_interval 10 # keep\n"),
+        "{out}"
+    );
     assert!(!out.contains("qos FALSE") && !out.contains("cc_cct 0:0\n"));
     assert!(out.contains("qos_vlarb_low 0:254,1:1") && out.contains("congestion_control TRUE"));
     for line in out.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
         let key = line.split_whitespace().next().unwrap();
-        assert!(managed(key) || key == "dump_files_dir" || key == "sweep_interval", "{line}");
+        assert!(
+            managed(key) || key == "dump_files_dir" || key == "sweep_interval",
+            "{line}"
+        );
     }
+}
+
+#[test]
+fn sphinx_flows_need_latency_reports_and_an_opensm_table() {
+    let d = scratch("sphinx-bad");
+    v2_tree(&d.join("cg"), &["a", "b"]);
+    let text = |latency: &str, opensm: &str| {
+        format!(
+            "[agent]\nstate-file = 'st'\ncgroup-root = 'cg'\n[[vm]]\nname = 'a'\ncgroup = 'a'\nsl = 0\nlatency = true\n\
+             [[vm]]\nname = 'b'\ncgroup = 'b'\nsl = 1\n{latency}\n[policy]\n\
+             flows = [{{ vm = 'a', base-us = 48.0 }}, {{ vm = 'b', base-us = 187.0 }}]\n\
+             groups = [{{ a = 'a', b = 'b', target = '1:4' }}]\n{opensm}"
+        )
+    };
+    let err = |t: String| -> String {
+        fs::write(d.join("AGENT.toml"), t).unwrap();
+        let cfg = Config::load(&d.join("AGENT.toml")).unwrap();
+        match run(
+            &cfg,
+            "sphinx",
+            &RunOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+            &mut || false,
+        ) {
+            Err(AgentError::Input(m)) => m,
+            other => panic!("expected an input error, got {other:?}"),
+        }
+    };
+    let m = err(text("", ""));
+    assert!(m.contains("flows[1]: VM 'b' reports no latencies"), "{m}");
+    let m = err(text("latency = true", ""));
+    assert!(m.contains("add an [opensm] table"), "{m}");
+    // two flows on one SL cannot be told apart
+    let m =
+        err(text("latency = true", "[opensm]\nconf = 'x'\npid = 1\n").replace("sl = 1", "sl = 0"));
+    assert!(
+        m.contains("SL 0 is also the SL of flow 0") && m.contains("AGENT.toml:12:"),
+        "{m}"
+    );
+    fs::remove_dir_all(&d).unwrap();
 }
