@@ -329,7 +329,7 @@ def test_drxmaxq_agent_pushes_qos_at_start_and_cc_at_the_first_violation(tmp_pat
     assert "Unrecognized token" not in text
 
 
-def test_sphinx_dry_run_touches_nothing_and_a_dead_opensm_fails_after_restoring(tmp_path: Path) -> None:
+def test_sphinx_dry_run_a_killed_agent_and_a_dead_opensm(tmp_path: Path) -> None:
     net = tmp_path / "agent.net"
     net.write_text(NET)
     osm = tmp_path / "osm"
@@ -356,7 +356,20 @@ def test_sphinx_dry_run_touches_nothing_and_a_dead_opensm_fails_after_restoring(
             assert conf.read_text() == original and log.read_text().count("SUBNET UP") == ups
             delays = [r["cc_delay"] for r in _log_rows(tmp_path / "actions.jsonl") if r["vm"] == "memcached"]
             assert len(delays) == 3 and delays == sorted(delays) and delays[-1] > 0
+            # SIGKILL: the guardian writes the original back and reloads OpenSM.
+            guarded = [c for c in cmd if c != "--no-guardian"]
+            agent = subprocess.Popen(guarded, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _wait_for("a pushed step", lambda: any(r.get("fabric_reloaded") for r in
+                                                   _log_rows(tmp_path / "actions.jsonl")))
+            assert conf.read_text() != original
+            agent.kill()
+            agent.communicate(timeout=30)
+            _wait_for("the guardian's restore", lambda: conf.read_text() == original
+                      and not (tmp_path / "agent.state").exists())
+            _wait_for("OpenSM's sweep after the guardian's SIGHUP",
+                      lambda: _smp_vlarb(sim, "1") == [[0, 32], [1, 32]])
             agent = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            (tmp_path / "actions.jsonl").unlink()
             _wait_for("a pushed step", lambda: any(r.get("fabric_reloaded") for r in
                                                    _log_rows(tmp_path / "actions.jsonl")))
             opensm.kill()

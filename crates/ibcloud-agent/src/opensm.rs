@@ -83,8 +83,9 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     })
 }
 
-/// Is `pid` an OpenSM process (alive, command name `opensm`)?
-fn opensm_alive(pid: u32) -> Result<(), String> {
+/// Is `pid` an OpenSM process (alive, command name `opensm`)? The error
+/// says what it is instead.
+pub fn opensm_alive(pid: u32) -> Result<(), String> {
     if !crate::state::alive(pid) {
         return Err(format!("no process {pid} is running"));
     }
@@ -95,7 +96,8 @@ fn opensm_alive(pid: u32) -> Result<(), String> {
     Ok(())
 }
 
-fn sighup(pid: u32) -> Result<(), String> {
+/// Sends SIGHUP to `pid`.
+pub fn sighup(pid: u32) -> Result<(), String> {
     // `unsafe` is forbidden in this workspace, so the signal goes through
     // kill(1) rather than libc.
     let st = std::process::Command::new("kill")
@@ -157,6 +159,17 @@ pub struct Emitter {
     applied: Vec<f64>,
     /// Summary so far.
     pub summary: FabricSummary,
+}
+
+impl Emitter {
+    /// What the state file keeps so a crashed run's opensm.conf comes back.
+    pub fn saved(&self) -> crate::state::SavedConf {
+        crate::state::SavedConf {
+            path: self.cfg.conf.clone(),
+            original: self.original.clone(),
+            pid: self.pid,
+        }
+    }
 }
 
 impl Emitter {

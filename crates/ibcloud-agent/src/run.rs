@@ -310,6 +310,7 @@ pub fn run_agent(
                     original: *o,
                 })
                 .collect(),
+            opensm: emitter.as_ref().map(Emitter::saved),
         };
         state::save(&cfg.state_file, &st).map_err(AgentError::Runtime)?;
         if let Some(cmd) = &opts.guardian {
@@ -358,7 +359,19 @@ pub fn run_agent(
     // The fabric first (its original file back, OpenSM reloaded), then
     // the cgroups; a failure of either is reported with the other's.
     let fabric_err = match emitter.as_mut() {
-        Some(em) if !dry_run => em.restore().err(),
+        Some(em) if !dry_run => match em.restore() {
+            // Done: the state file need not write it back again.
+            Ok(()) => state::load(&cfg.state_file)
+                .and_then(|st| match st {
+                    Some(mut st) => {
+                        st.opensm = None;
+                        state::save(&cfg.state_file, &st)
+                    }
+                    None => Ok(()),
+                })
+                .err(),
+            Err(e) => Some(e),
+        },
         _ => None,
     };
     summary.fabric = emitter.map(|e| e.summary);

@@ -263,3 +263,33 @@ fn sphinx_flows_need_latency_reports_and_an_opensm_table() {
     );
     fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_crashed_runs_opensm_conf_comes_back_from_the_state_file() {
+    use ibcloud_agent::state::{self, SavedConf, State};
+    let d = scratch("state-osm");
+    let conf = d.join("opensm.conf");
+    fs::write(&conf, "qos TRUE\nqos_vlarb_low 0:1,1:254\n").unwrap();
+    let st = State {
+        pid: 0x3FFF_FFF0,
+        cgroups: Vec::new(),
+        opensm: Some(SavedConf {
+            path: conf.clone(),
+            original: "sweep_interval 0\n".into(),
+            pid: 0x3FFF_FFF0, // above pid_max: no OpenSM to reload
+        }),
+    };
+    state::save(&d.join("agent.state"), &st).unwrap();
+    let r = state::restore(&d.join("agent.state")).unwrap().unwrap();
+    assert!(r.failed.is_empty(), "{r:?}");
+    assert!(r.restored[0].contains("not reloaded"), "{r:?}");
+    assert_eq!(fs::read_to_string(&conf).unwrap(), "sweep_interval 0\n");
+    assert!(!d.join("agent.state").exists());
+    // an old state file (no opensm key) still loads
+    fs::write(d.join("old.state"), "{\"pid\": 1, \"cgroups\": []}").unwrap();
+    assert_eq!(
+        state::load(&d.join("old.state")).unwrap().unwrap().opensm,
+        None
+    );
+    fs::remove_dir_all(&d).unwrap();
+}
