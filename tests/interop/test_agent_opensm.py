@@ -76,6 +76,7 @@ cgroup-root = "cgroup"
 cgroup-version = "v1"
 replay = "feed.jsonl"
 log = "actions.jsonl"
+socket = "agent.sock"
 
 [[vm]]
 name = "nectere"
@@ -181,12 +182,24 @@ def test_sphinx_agent_reprograms_a_running_opensm(tmp_path: Path) -> None:
             assert f"cc_ca_cong_setting_ccti_min 1 {delay}\n" in managed
             assert "cc_ca_cong_setting_ccti_min 0 0\n" in managed
             assert managed.startswith(f"dump_files_dir {osm}\nsweep_interval 0\n")
+            # G R16 on the real host: a looser target for Nectere (1:4) over the
+            # socket; the price rises again and Memcached's delay with it.
+            import socket
+
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+                c.connect(str(tmp_path / "agent.sock"))
+                c.sendall(b"!target 0 1:4\n")
+            _wait_for("a step with the new target",
+                      lambda: any(r.get("lp_target") == 0.25 for r in _log_rows(actions)))
+            after = next(r for r in _log_rows(actions) if r["vm"] == "memcached" and r.get("lp_target") == 0.25)
+            assert after["lp_error"] == pytest.approx(0.75, abs=1e-9)
+            assert after["cc_delay"] > delay and after["fabric_reloaded"]
             agent.send_signal(signal.SIGTERM)
             stdout_text, stderr_text = agent.communicate(timeout=30)
             assert agent.returncode == 0, stderr_text
             summary = json.loads(stdout_text)
             fab = summary["fabric"]
-            assert fab["restored"] and fab["reloads"] >= 2 and fab["pid"] == opensm.pid
+            assert fab["restored"] and fab["reloads"] >= 3 and fab["pid"] == opensm.pid
             # The original file names no CC option: the agent says what stays.
             assert "congestion-control" in fab["note"]
             assert conf.read_text() == original

@@ -37,6 +37,10 @@ pub trait AgentPolicy: CapPolicy {
     fn needs_fabric(&self) -> bool {
         false
     }
+    /// Changes LP group `group`'s target (the socket's `!target` line).
+    fn set_target(&mut self, _group: usize, _ratio: f64) -> Result<(), String> {
+        Err(format!("policy '{}' has no LP target", self.name()))
+    }
 }
 
 /// A plain capping policy.
@@ -636,5 +640,8 @@ impl AgentPolicy for SphinxAgent {
     }
     fn needs_fabric(&self) -> bool {
         true
+    }
+    fn set_target(&mut self, group: usize, ratio: f64) -> Result<(), String> {
+        self.host.controller_mut().set_target(group, ratio)
     }
 }

@@ -503,7 +503,16 @@ fn control_loop(
         let now = Instant::now();
         let interval = now.duration_since(last);
         last = now;
-        let lat = inbox.take();
+        let mut lat = inbox.take();
+        for &(g, r) in &lat.targets {
+            match policy.set_target(g, r) {
+                Ok(()) => eprintln!("ibcloud agent: LP group {g} target set to {r}"),
+                Err(e) => {
+                    lat.malformed += 1;
+                    lat.errors.push(format!("!target {g} {r}: {e}"));
+                }
+            }
+        }
         if lat.malformed > 0 {
             summary.malformed_reports += lat.malformed;
             eprintln!(

@@ -293,3 +293,19 @@ fn a_crashed_runs_opensm_conf_comes_back_from_the_state_file() {
     );
     fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn target_control_lines_on_the_latency_socket() {
+    use ibcloud_agent::sensors::latency::LatencyInbox;
+    let inbox = LatencyInbox::new(&[("a".into(), true)]);
+    inbox.serve(
+        "a 50\n!target 0 1:4\n!target 1 fair\n!target x 1\n!target 0 0\n!target 0\na 60\n"
+            .as_bytes(),
+    );
+    let t = inbox.take();
+    assert_eq!(t.per_vm[0], vec![50.0, 60.0]);
+    assert_eq!(t.targets, vec![(0, 0.25), (1, 1.0)]);
+    assert_eq!(t.malformed, 3, "{:?}", t.errors);
+    assert!(t.errors[0].contains("not an index") && t.errors[2].contains("GROUP RATIO"));
+    assert!(inbox.take().targets.is_empty());
+}
