@@ -11,8 +11,8 @@
 //! and the per-class `qos_ca_*`/`qos_sw0_*`/… sets) and the
 //! congestion-control options (`congestion_control`, every
 //! `cc_sw_cong_setting_*`, `cc_ca_cong_setting_*`, `cc_cct`) are marked
-//! updatable; `cc_key` and `cc_max_outstanding_mads` are not (the agent
-//! never changes them: they stay as the base policy has them). The same
+//! updatable; `cc_key` and `cc_max_outstanding_mads` are not, so the
+//! agent refuses settings that would change them ([`check_reloadable`]). The same
 //! sweep then runs `osm_qos_setup` and `osm_congestion_control_setup`,
 //! which send the new SL2VL/VLArb tables and the CC settings to every
 //! port. So no restart is needed for anything the agent changes.
@@ -62,6 +62,56 @@ pub fn compose(original: &str, policy: &Policy) -> Result<String, String> {
     out.push_str("# --- QoS / congestion control written by `ibcloud agent`; the original comes back when it stops ---\n");
     out.push_str(&ibcloud_qos::opensm::opensm_conf(policy)?);
     Ok(out)
+}
+
+/// Parses an OpenSM number (decimal or 0x-hex).
+fn number(v: &str) -> Option<u64> {
+    let v = v.trim();
+    match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// The value of `key` in an opensm.conf text (the last one wins, as when
+/// OpenSM reads it), or `default`.
+fn conf_value(text: &str, key: &str, default: u64) -> u64 {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.split('#').next().unwrap_or("");
+            let mut it = l.split_whitespace();
+            (it.next() == Some(key)).then(|| it.next().and_then(number))?
+        })
+        .last()
+        .unwrap_or(default)
+}
+
+/// OpenSM 3.3.23 reads `cc_key` and `cc_max_outstanding_mads` only at
+/// start (not updatable in `osm_subnet.c`'s option table): settings that
+/// change them cannot be applied by a reload. Defaults as OpenSM's
+/// (`osm_subn_set_default_opt`: key 0, 500 MADs).
+pub fn check_reloadable(original: &str, policy: &Policy) -> Result<(), String> {
+    let Some(cc) = &policy.cc else {
+        return Ok(());
+    };
+    for (key, want, default) in [
+        ("cc_key", cc.cc_key, 0u64),
+        (
+            "cc_max_outstanding_mads",
+            u64::from(cc.max_outstanding_mads),
+            500,
+        ),
+    ] {
+        let held = conf_value(original, key, default);
+        if held != want {
+            return Err(format!(
+                "the settings need {key} {want:#x} but the running OpenSM holds {held:#x} (from its opensm.conf or \
+                 its default), and OpenSM 3.3.23 reads {key} only at start: restart OpenSM with it, or give the \
+                 base policy the same value"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Writes `text` to `path` atomically (a temporary file in the same
@@ -263,6 +313,7 @@ impl Emitter {
         dry_run: bool,
         decided: Instant,
     ) -> Result<Push, String> {
+        check_reloadable(&self.original, policy)?;
         let text = compose(&self.original, policy)?;
         if self.last.as_deref() == Some(text.as_str()) {
             self.summary.unchanged += 1;
@@ -311,6 +362,17 @@ impl Emitter {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(())
+    }
+
+    /// Checks at start that `policy` (the settings the policy starts from)
+    /// can be applied by a reload; the error names the `base` line.
+    pub fn check_base(
+        &self,
+        policy: &Policy,
+        at: &dyn Fn(usize, String) -> String,
+    ) -> Result<(), String> {
+        check_reloadable(&self.original, policy)
+            .map_err(|e| at(self.cfg.base_line, format!("[opensm] base: {e}")))
     }
 
     /// Writes the original file back and reloads OpenSM (nothing when

@@ -37,6 +37,10 @@ pub trait AgentPolicy: CapPolicy {
     fn needs_fabric(&self) -> bool {
         false
     }
+    /// The fabric settings the policy may push (checked at start).
+    fn fabric_base(&self) -> Option<FabricPolicy> {
+        None
+    }
     /// Changes LP group `group`'s target (the socket's `!target` line).
     fn set_target(&mut self, _group: usize, _ratio: f64) -> Result<(), String> {
         Err(format!("policy '{}' has no LP target", self.name()))
@@ -290,6 +294,9 @@ impl AgentPolicy for DrxAgent {
     }
     fn needs_fabric(&self) -> bool {
         self.hardware
+    }
+    fn fabric_base(&self) -> Option<FabricPolicy> {
+        self.hardware.then(|| Preset::DrxMax.policy(self.sls))
     }
 }
 
@@ -640,6 +647,9 @@ impl AgentPolicy for SphinxAgent {
     }
     fn needs_fabric(&self) -> bool {
         true
+    }
+    fn fabric_base(&self) -> Option<FabricPolicy> {
+        self.base.clone()
     }
     fn set_target(&mut self, group: usize, ratio: f64) -> Result<(), String> {
         self.host.controller_mut().set_target(group, ratio)

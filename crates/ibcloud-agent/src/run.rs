@@ -211,9 +211,14 @@ pub fn run_agent(
                 ),
             )))
         }
-        (Some(o), true) => Some(
-            Emitter::open(o, dry_run, &|l, m| cfg.at(l, m)).map_err(AgentError::Input)?,
-        ),
+        (Some(o), true) => {
+            let em = Emitter::open(o, dry_run, &|l, m| cfg.at(l, m)).map_err(AgentError::Input)?;
+            if let Some(b) = policy.fabric_base() {
+                em.check_base(&b, &|l, m| cfg.at(l, m))
+                    .map_err(AgentError::Input)?;
+            }
+            Some(em)
+        }
         _ => None,
     };
     let hier = detect(&cfg.cgroup_root, cfg.cgroup_version)

@@ -309,3 +309,26 @@ fn target_control_lines_on_the_latency_socket() {
     assert!(t.errors[0].contains("not an index") && t.errors[2].contains("GROUP RATIO"));
     assert!(inbox.take().targets.is_empty());
 }
+
+#[test]
+fn settings_a_reload_cannot_apply_are_refused() {
+    use ibcloud_agent::opensm::check_reloadable;
+    let p = ibcloud_qos::Preset::StMax.policy(ibcloud_qos::CcSls::All);
+    // the presets keep OpenSM's defaults (key 0, 500 MADs)
+    check_reloadable("sweep_interval 0\n", &p).unwrap();
+    check_reloadable(
+        "cc_key 0x0000000000000000\ncc_max_outstanding_mads 500 # default\n",
+        &p,
+    )
+    .unwrap();
+    let e = check_reloadable("cc_key 0x00000000000000AB\n", &p).unwrap_err();
+    assert!(
+        e.contains("cc_key") && e.contains("0xab") && e.contains("restart OpenSM"),
+        "{e}"
+    );
+    let e = check_reloadable("cc_max_outstanding_mads 100\n", &p).unwrap_err();
+    assert!(e.contains("cc_max_outstanding_mads"), "{e}");
+    // QoS-only settings have no CC key to check
+    let q = ibcloud_qos::Policy { cc: None, ..p };
+    check_reloadable("cc_key 0x1\n", &q).unwrap();
+}
