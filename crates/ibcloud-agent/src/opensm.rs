@@ -77,12 +77,13 @@ fn number(v: &str) -> Option<u64> {
 /// OpenSM reads it), or `default`.
 fn conf_value(text: &str, key: &str, default: u64) -> u64 {
     text.lines()
+        .rev()
         .filter_map(|l| {
             let l = l.split('#').next().unwrap_or("");
             let mut it = l.split_whitespace();
             (it.next() == Some(key)).then(|| it.next().and_then(number))?
         })
-        .last()
+        .next()
         .unwrap_or(default)
 }
 
