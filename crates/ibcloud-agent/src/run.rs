@@ -50,6 +50,9 @@ pub struct Summary {
     pub cgroup_version: String,
     /// Malformed latency reports received.
     pub malformed_reports: u64,
+    /// Longest time from a step's complete observations to its last quota
+    /// write (ms; steps that changed a cap; in a dry run, to the decision).
+    pub caps_written_max_ms: Option<f64>,
     /// Why the loop ended (`stopped`, `steps`, `replay-end`).
     pub ended: String,
     /// A stale state file restored at start-up.
@@ -562,6 +565,9 @@ fn control_loop(
             }
         }
         let t_ps = now.duration_since(start).as_nanos() as u64 * 1000;
+        // The observations are complete: from here to the last quota write
+        // is the host's own violation-to-cap time (G R5 asks ≤ 5 ms).
+        let observed = Instant::now();
         let changes = policy.step(t_ps, &samples);
         let decided = Instant::now();
         let mut rec = vec![None; live.len()];
@@ -603,6 +609,12 @@ fn control_loop(
             );
         }
         let mut push_fields = serde_json::Map::new();
+        if !changes.is_empty() {
+            let ms = observed.elapsed().as_secs_f64() * 1e3;
+            summary.caps_written_max_ms =
+                Some(summary.caps_written_max_ms.map_or(ms, |m: f64| m.max(ms)));
+            push_fields.insert("caps_written_ms".into(), serde_json::json!(ms));
+        }
         if emitter.is_some() {
             push_fields.insert("fabric_reloaded".into(), false.into());
             push_fields.insert("fabric_applied_ms".into(), serde_json::Value::Null);

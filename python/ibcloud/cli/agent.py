@@ -68,6 +68,8 @@ def _print_summary(s: "dict[str, Any]") -> None:
         print(f"recovered a crashed run's state file: restored {', '.join(s['recovered']['restored'])}")
     if s.get("restored"):
         print(f"original limits restored: {', '.join(s['restored']['restored'])}")
+    if s.get("caps_written_max_ms") is not None:
+        print(f"caps written at most {s['caps_written_max_ms']:.2f} ms after a step's observations were complete")
     fab = s.get("fabric")
     if fab:
         timing = f", decision to sweep done: mean {fab['applied_mean_ms']:.0f} ms" if fab.get("applied_mean_ms") else ""
