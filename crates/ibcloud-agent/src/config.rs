@@ -61,6 +61,7 @@ struct RawVm {
     rdma_requests_counter: Option<String>,
     #[serde(default)]
     latency: bool,
+    sl: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,6 +70,64 @@ struct Raw {
     agent: Option<RawAgent>,
     vm: Option<Vec<Spanned<RawVm>>>,
     policy: Option<Spanned<std::collections::BTreeMap<Spanned<String>, toml::Value>>>,
+    opensm: Option<Spanned<RawOpenSm>>,
+}
+
+/// The `[opensm]` table as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawOpenSm {
+    conf: Spanned<String>,
+    pid_file: Option<Spanned<String>>,
+    pid: Option<Spanned<i64>>,
+    log: Option<Spanned<String>>,
+    sweep_timeout: Option<Spanned<f64>>,
+    base: Option<Spanned<String>>,
+    cc_sls: Option<Spanned<String>>,
+    actuator: Option<Spanned<String>>,
+}
+
+/// How the Sphinx resource stage reaches the fabric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Actuator {
+    /// CA congestion control: CCTI_Min of the flow's SL (the CC delay).
+    #[default]
+    Cc,
+    /// VL arbitration: the low-priority weight of the flow's VL.
+    Vlarb,
+    /// Both.
+    Both,
+}
+
+/// Where the QoS / congestion-control settings go: a running OpenSM's
+/// configuration file and the process to reload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenSmConfig {
+    /// opensm.conf the running OpenSM was started with (`-F`).
+    pub conf: PathBuf,
+    /// Line of `conf =`.
+    pub conf_line: usize,
+    /// PID file of the running OpenSM (read at start).
+    pub pid_file: Option<PathBuf>,
+    /// Or its PID.
+    pub pid: Option<u32>,
+    /// Line of `pid =` / `pid-file =` (or of `[opensm]`).
+    pub pid_line: usize,
+    /// OpenSM's log: when given, each reload waits for the next
+    /// "SUBNET UP" there (the sweep that applied the new settings).
+    pub log: Option<PathBuf>,
+    /// Longest wait for that sweep (s).
+    pub sweep_timeout_s: f64,
+    /// QoS/CC policy the settings start from (preset name or policy file).
+    pub base: String,
+    /// Line of `base =` (or of `[opensm]`).
+    pub base_line: usize,
+    /// G §9 A11 for the presets.
+    pub cc_sls: ibcloud_qos::CcSls,
+    /// Sphinx's actuator.
+    pub actuator: Actuator,
+    /// Line of `actuator =` (or of `[opensm]`).
+    pub actuator_line: usize,
 }
 
 /// One VM to control.
@@ -85,6 +144,9 @@ pub struct VmConfig {
     pub ib: Option<(Source, Direction, u32)>,
     /// Does the application report latencies on the socket?
     pub latency: bool,
+    /// Service level of the VM's traffic (for fabric policies), and the
+    /// line of `sl =`.
+    pub sl: Option<(u8, usize)>,
 }
 
 /// The whole configuration, checked.
@@ -122,6 +184,8 @@ pub struct Config {
     pub policy_line: usize,
     /// Each `[policy]` key and its line.
     pub policy_keys: Vec<(String, usize)>,
+    /// The `[opensm]` table, if any.
+    pub opensm: Option<OpenSmConfig>,
 }
 
 /// Line (1-based) of byte offset `at` in `text`.
@@ -375,7 +439,20 @@ impl Config {
                     return Err(err(c.span(), "ib-command is empty".into()));
                 }
             }
+            let sl = match &v.sl {
+                None => None,
+                Some(s) if (0..=15).contains(s.get_ref()) => {
+                    Some((*s.get_ref() as u8, line_of(text, s.span().start)))
+                }
+                Some(s) => {
+                    return Err(err(
+                        s.span(),
+                        format!("sl = {}: a service level is 0..15", s.get_ref()),
+                    ))
+                }
+            };
             vms.push(VmConfig {
+                sl,
                 name,
                 cgroup: cg.trim_matches('/').to_string(),
                 cgroup_line: line_of(text, v.cgroup.span().start),
@@ -400,7 +477,101 @@ impl Config {
             }
         };
         let opt_path = |s: &Option<Spanned<String>>| s.as_ref().map(|s| resolve(s.get_ref()));
+        let opensm = match raw.opensm {
+            None => None,
+            Some(o) => {
+                let head = line_of(text, o.span().start);
+                let o = o.into_inner();
+                let at = |s: &Option<Spanned<String>>| {
+                    s.as_ref().map_or(head, |s| line_of(text, s.span().start))
+                };
+                let pid = match &o.pid {
+                    None => None,
+                    Some(p) if (1..=i64::from(u32::MAX)).contains(p.get_ref()) => {
+                        Some(*p.get_ref() as u32)
+                    }
+                    Some(p) => {
+                        return Err(err(
+                            p.span(),
+                            format!("pid = {}: not a process id", p.get_ref()),
+                        ))
+                    }
+                };
+                if pid.is_some() == o.pid_file.is_some() {
+                    return Err(format!(
+                        "{file}:{head}: [opensm]: give exactly one of pid-file (the running OpenSM's PID file) or pid"
+                    ));
+                }
+                let pid_line = o
+                    .pid
+                    .as_ref()
+                    .map(|p| line_of(text, p.span().start))
+                    .unwrap_or_else(|| at(&o.pid_file));
+                let sweep_timeout_s = match &o.sweep_timeout {
+                    None => 10.0,
+                    Some(t) if t.get_ref().is_finite() && (0.1..=600.0).contains(t.get_ref()) => {
+                        *t.get_ref()
+                    }
+                    Some(t) => {
+                        return Err(err(
+                            t.span(),
+                            format!(
+                                "sweep-timeout = {}: must be 0.1 to 600 seconds",
+                                t.get_ref()
+                            ),
+                        ))
+                    }
+                };
+                let cc_sls = match &o.cc_sls {
+                    None => ibcloud_qos::CcSls::All,
+                    Some(c) => ibcloud_qos::CcSls::parse(c.get_ref()).ok_or_else(|| {
+                        err(
+                            c.span(),
+                            format!("cc-sls = '{}': expected all or bulk", c.get_ref()),
+                        )
+                    })?,
+                };
+                let actuator = match o.actuator.as_ref().map(|a| a.get_ref().as_str()) {
+                    None | Some("cc") => Actuator::Cc,
+                    Some("vlarb") => Actuator::Vlarb,
+                    Some("both") => Actuator::Both,
+                    Some(x) => {
+                        let a = o.actuator.as_ref().expect("present");
+                        return Err(err(
+                            a.span(),
+                            format!("actuator = '{x}': expected cc, vlarb or both"),
+                        ));
+                    }
+                };
+                Some(OpenSmConfig {
+                    conf: resolve(o.conf.get_ref()),
+                    conf_line: line_of(text, o.conf.span().start),
+                    pid_file: opt_path(&o.pid_file),
+                    pid,
+                    pid_line,
+                    log: opt_path(&o.log),
+                    sweep_timeout_s,
+                    base: o
+                        .base
+                        .as_ref()
+                        .map(|b| {
+                            let s = b.get_ref();
+                            if ibcloud_qos::Preset::by_name(s).is_some() {
+                                s.clone()
+                            } else {
+                                resolve(s).display().to_string()
+                            }
+                        })
+                        .unwrap_or_else(|| "stmax".into()),
+                    base_line: at(&o.base),
+                    cc_sls,
+                    actuator,
+                    actuator_line: at(&o.actuator),
+                })
+            }
+        };
         Ok(Config {
+            opensm,
             path: path.to_path_buf(),
             period_s,
             period_line,
@@ -423,7 +594,8 @@ impl Config {
     }
 
     /// The line a policy's error is about: that of the `[policy]` key it
-    /// names (as `` `key` `` or `key:`), else the `[policy]` header.
+    /// names (as `` `key` ``, `key:` or `key[i]`), else the `[policy]`
+    /// header.
     pub fn policy_line_of(&self, msg: &str) -> usize {
         self.policy_keys
             .iter()
@@ -431,6 +603,7 @@ impl Config {
                 msg.contains(&format!("`{k}`"))
                     || msg.contains(&format!("{k}:"))
                     || msg.contains(&format!("{k} "))
+                    || msg.contains(&format!("{k}["))
             })
             .max_by_key(|(k, _)| k.len())
             .map_or(self.policy_line, |(_, l)| *l)

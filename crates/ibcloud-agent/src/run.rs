@@ -7,13 +7,15 @@
 
 use crate::cgroup::{detect, Cgroup, Throttling};
 use crate::config::Config;
+use crate::opensm::{Emitter, FabricSummary};
+use crate::policies::{AgentPolicy, Plain};
 use crate::sensors::ib::IbSensor;
 use crate::sensors::latency::{LatencyInbox, LatencySocket};
 use crate::sensors::replay::Replay;
 use crate::sensors::CpuMeter;
 use crate::state::{self, Restored, Saved, State};
 use crate::AgentError;
-use ibcloud_control::capping::{build_cap_policy, CapPolicy, VmSample};
+use ibcloud_control::capping::{CapPolicy, VmSample};
 use serde::Serialize;
 use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -48,6 +50,9 @@ pub struct Summary {
     pub cgroup_version: String,
     /// Malformed latency reports received.
     pub malformed_reports: u64,
+    /// Longest time from a step's complete observations to its last quota
+    /// write (ms; steps that changed a cap; in a dry run, to the decision).
+    pub caps_written_max_ms: Option<f64>,
     /// Why the loop ended (`stopped`, `steps`, `replay-end`).
     pub ended: String,
     /// A stale state file restored at start-up.
@@ -56,6 +61,8 @@ pub struct Summary {
     pub restored: Option<Restored>,
     /// The policy's report.
     pub report: serde_json::Value,
+    /// The OpenSM actuator (DRX hardware policies, Sphinx).
+    pub fabric: Option<FabricSummary>,
 }
 
 /// One line of the action log.
@@ -82,6 +89,10 @@ struct LogLine<'a> {
     policy_observed: Option<f64>,
     price: Option<f64>,
     balance: Option<f64>,
+    /// The policy's own fields (DRX: caps, events; Sphinx: PL, LP,
+    /// price, resource, delay) and the fabric push of the step.
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Runs policy `kind` (built with `[policy]`) until `should_stop` says so.
@@ -91,11 +102,14 @@ pub fn run(
     opts: &RunOptions,
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Result<Summary, AgentError> {
-    let names: Vec<String> = cfg.vms.iter().map(|v| v.name.clone()).collect();
-    let policy = build_cap_policy(kind, &cfg.policy, &names).map_err(|e| {
-        AgentError::Input(cfg.at(cfg.policy_line_of(&e), format!("policy '{kind}': {e}")))
+    let policy = crate::policies::build(kind, cfg).map_err(|e| {
+        if e.starts_with(&cfg.path.display().to_string()) {
+            AgentError::Input(e)
+        } else {
+            AgentError::Input(cfg.at(cfg.policy_line_of(&e), format!("policy '{kind}': {e}")))
+        }
     })?;
-    run_policy(cfg, policy, opts, should_stop)
+    run_agent(cfg, policy, opts, should_stop)
 }
 
 /// Restores from the configuration's state file (`ibcloud agent
@@ -170,15 +184,46 @@ struct Live {
     ib: Option<IbSensor>,
 }
 
-/// Runs an already built policy (tests inject their own).
+/// Runs an already built capping policy (tests inject their own).
 pub fn run_policy(
     cfg: &Config,
-    mut policy: Box<dyn CapPolicy>,
+    policy: Box<dyn CapPolicy>,
+    opts: &RunOptions,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Summary, AgentError> {
+    run_agent(cfg, Box::new(Plain(policy)), opts, should_stop)
+}
+
+/// Runs an already built agent policy (capping, DRX, Sphinx).
+pub fn run_agent(
+    cfg: &Config,
+    mut policy: Box<dyn AgentPolicy>,
     opts: &RunOptions,
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Result<Summary, AgentError> {
     let dry_run = cfg.dry_run || opts.dry_run;
     let period_s = check_period(cfg, policy.as_ref())?;
+    let mut emitter = match (&cfg.opensm, policy.needs_fabric()) {
+        (None, true) => {
+            return Err(AgentError::Input(cfg.at(
+                cfg.policy_line,
+                format!(
+                    "policy '{}' pushes QoS / congestion-control settings through OpenSM: add an [opensm] \
+                     table (conf = the running OpenSM's opensm.conf, pid-file)",
+                    policy.name()
+                ),
+            )))
+        }
+        (Some(o), true) => {
+            let em = Emitter::open(o, dry_run, &|l, m| cfg.at(l, m)).map_err(AgentError::Input)?;
+            if let Some(b) = policy.fabric_base() {
+                em.check_base(&b, &|l, m| cfg.at(l, m))
+                    .map_err(AgentError::Input)?;
+            }
+            Some(em)
+        }
+        _ => None,
+    };
     let hier = detect(&cfg.cgroup_root, cfg.cgroup_version)
         .map_err(|e| AgentError::Input(cfg.at(cfg.cgroup_version_line, e)))?;
     let mut summary = Summary {
@@ -273,6 +318,7 @@ pub fn run_policy(
                     original: *o,
                 })
                 .collect(),
+            opensm: emitter.as_ref().map(Emitter::saved),
         };
         state::save(&cfg.state_file, &st).map_err(AgentError::Runtime)?;
         if let Some(cmd) = &opts.guardian {
@@ -302,6 +348,7 @@ pub fn run_policy(
             period_s,
             should_stop,
             &mut summary,
+            emitter.as_mut(),
         )
     }))
     .unwrap_or_else(|p| {
@@ -317,6 +364,30 @@ pub fn run_policy(
     if let Some(l) = log.as_mut() {
         let _ = l.flush();
     }
+    // The fabric first (its original file back, OpenSM reloaded), then
+    // the cgroups; a failure of either is reported with the other's.
+    let fabric_err = match emitter.as_mut() {
+        Some(em) if !dry_run => match em.restore() {
+            // Done: the state file need not write it back again.
+            Ok(()) => state::load(&cfg.state_file)
+                .and_then(|st| match st {
+                    Some(mut st) => {
+                        st.opensm = None;
+                        state::save(&cfg.state_file, &st)
+                    }
+                    None => Ok(()),
+                })
+                .err(),
+            Err(e) => Some(e),
+        },
+        _ => None,
+    };
+    summary.fabric = emitter.map(|e| e.summary);
+    let result = match (result, fabric_err) {
+        (r, None) => r,
+        (Ok(()), Some(f)) => Err(format!("restoring opensm.conf: {f}")),
+        (Err(e), Some(f)) => Err(format!("{e}; restoring opensm.conf: {f}")),
+    };
     if !dry_run {
         let r = state::restore(&cfg.state_file);
         let ok = matches!(&r, Ok(Some(x)) if x.failed.is_empty()) || matches!(r, Ok(None));
@@ -353,7 +424,7 @@ pub fn run_policy(
 /// The loop's period: the policy's control interval, which `[agent]
 /// period` may restate but not contradict (a ResEx policy charges per
 /// interval, so stepping it at another rate would misprice everything).
-fn check_period(cfg: &Config, policy: &dyn CapPolicy) -> Result<f64, AgentError> {
+fn check_period(cfg: &Config, policy: &dyn AgentPolicy) -> Result<f64, AgentError> {
     let own = policy.period() as f64 / 1e12;
     match cfg.period_s {
         Some(p) if (p - own).abs() > 1e-9 * own.max(1.0) => Err(AgentError::Input(cfg.at(
@@ -378,7 +449,7 @@ fn check_period(cfg: &Config, policy: &dyn CapPolicy) -> Result<f64, AgentError>
 #[allow(clippy::too_many_arguments)]
 fn control_loop(
     cfg: &Config,
-    policy: &mut dyn CapPolicy,
+    policy: &mut dyn AgentPolicy,
     live: &mut [Live],
     caps: &mut [u32],
     replay: Option<&Replay>,
@@ -389,8 +460,21 @@ fn control_loop(
     period_s: f64,
     should_stop: &mut dyn FnMut() -> bool,
     summary: &mut Summary,
+    mut emitter: Option<&mut Emitter>,
 ) -> Result<(), String> {
     let period = Duration::from_secs_f64(period_s);
+    // Settings wanted from the start (Sphinx's base with no delay; DRX's
+    // static hardware policies).
+    if let (Some(p), Some(em)) = (policy.fabric(), emitter.as_deref_mut()) {
+        em.push(&p, dry_run, Instant::now())
+            .map_err(|e| format!("pushing the initial fabric settings: {e}"))?;
+        if dry_run {
+            eprintln!(
+                "ibcloud agent: would write {} (dry run: not written)",
+                p.name
+            );
+        }
+    }
     let start = Instant::now();
     // Prime the cumulative sensors so the first step sees one interval.
     for l in live.iter_mut() {
@@ -427,7 +511,16 @@ fn control_loop(
         let now = Instant::now();
         let interval = now.duration_since(last);
         last = now;
-        let lat = inbox.take();
+        let mut lat = inbox.take();
+        for &(g, r) in &lat.targets {
+            match policy.set_target(g, r) {
+                Ok(()) => eprintln!("ibcloud agent: LP group {g} target set to {r}"),
+                Err(e) => {
+                    lat.malformed += 1;
+                    lat.errors.push(format!("!target {g} {r}: {e}"));
+                }
+            }
+        }
         if lat.malformed > 0 {
             summary.malformed_reports += lat.malformed;
             eprintln!(
@@ -472,7 +565,11 @@ fn control_loop(
             }
         }
         let t_ps = now.duration_since(start).as_nanos() as u64 * 1000;
+        // The observations are complete: from here to the last quota write
+        // is the host's own violation-to-cap time (G R5 asks ≤ 5 ms).
+        let observed = Instant::now();
         let changes = policy.step(t_ps, &samples);
+        let decided = Instant::now();
         let mut rec = vec![None; live.len()];
         for r in policy.records() {
             if let Some(slot) = rec.get_mut(r.vm) {
@@ -511,8 +608,41 @@ fn control_loop(
                 }
             );
         }
+        let mut push_fields = serde_json::Map::new();
+        if !changes.is_empty() {
+            let ms = observed.elapsed().as_secs_f64() * 1e3;
+            summary.caps_written_max_ms =
+                Some(summary.caps_written_max_ms.map_or(ms, |m: f64| m.max(ms)));
+            push_fields.insert("caps_written_ms".into(), serde_json::json!(ms));
+        }
+        if emitter.is_some() {
+            push_fields.insert("fabric_reloaded".into(), false.into());
+            push_fields.insert("fabric_applied_ms".into(), serde_json::Value::Null);
+        }
+        if let Some(p) = policy.fabric() {
+            if let Some(em) = emitter.as_deref_mut() {
+                let push = em.push(&p, dry_run, decided)?;
+                if push.reloaded {
+                    eprintln!(
+                        "ibcloud agent: t={:.1}s opensm.conf rewritten ({}), OpenSM reloaded{}",
+                        t_ps as f64 / 1e12,
+                        p.name,
+                        push.applied_ms.map_or(String::new(), |m| format!(
+                            ", sweep done {m:.0} ms after the decision"
+                        ))
+                    );
+                }
+                push_fields.insert("fabric_reloaded".into(), push.reloaded.into());
+                push_fields.insert(
+                    "fabric_applied_ms".into(),
+                    serde_json::json!(push.applied_ms),
+                );
+            }
+        }
         if let Some(w) = log.as_mut() {
             for (i, s) in samples.iter().enumerate() {
+                let mut extra = policy.log_fields(i);
+                extra.extend(push_fields.clone());
                 let n = s.latencies_us.len();
                 let line = LogLine {
                     t: t_ps as f64 / 1e12,
@@ -534,6 +664,7 @@ fn control_loop(
                     policy_observed: rec[i].map(|r| r.0),
                     price: rec[i].map(|r| r.1),
                     balance: rec[i].map(|r| r.2),
+                    extra,
                 };
                 serde_json::to_writer(&mut **w, &line).map_err(|e| e.to_string())?;
                 w.write_all(b"\n")

@@ -1,5 +1,5 @@
-//! Crash safety: the state file holding every cgroup's limit as it was
-//! before the agent's first write, the restore that puts them back, and
+//! Crash safety: the state file holding every cgroup's limit (and the
+//! opensm.conf the agent rewrites) as it was before the agent's first write, the restore that puts them back, and
 //! the guardian process that restores them when the agent dies without
 //! doing so itself.
 //!
@@ -48,6 +48,21 @@ pub struct State {
     pub pid: u32,
     /// The originals.
     pub cgroups: Vec<Saved>,
+    /// The opensm.conf the agent rewrites (DRX hardware policies, Sphinx),
+    /// as it was; `None` when the agent drives no OpenSM.
+    #[serde(default)]
+    pub opensm: Option<SavedConf>,
+}
+
+/// An opensm.conf as it was before the agent's first write.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedConf {
+    /// The file.
+    pub path: PathBuf,
+    /// Its text.
+    pub original: String,
+    /// The OpenSM to reload after writing it back.
+    pub pid: u32,
 }
 
 /// Writes `state` to `path` atomically (temp + fsync + rename).
@@ -110,6 +125,26 @@ pub fn restore(path: &Path) -> Result<Option<Restored>, String> {
         match s.cgroup().write_limit(&s.original) {
             Ok(()) => out.restored.push(s.vm.clone()),
             Err(e) => out.failed.push((s.vm.clone(), e)),
+        }
+    }
+    if let Some(c) = &state.opensm {
+        // Written back whatever became of OpenSM; reloaded if it runs.
+        let name = format!("opensm.conf ({})", c.path.display());
+        match crate::opensm::write_atomic(&c.path, &c.original) {
+            Ok(()) => {
+                if crate::opensm::opensm_alive(c.pid).is_ok() {
+                    match crate::opensm::sighup(c.pid) {
+                        Ok(()) => out.restored.push(name),
+                        Err(e) => out.failed.push((name, format!("written back, but {e}"))),
+                    }
+                } else {
+                    out.restored.push(format!(
+                        "{name}, not reloaded: OpenSM pid {} is gone",
+                        c.pid
+                    ));
+                }
+            }
+            Err(e) => out.failed.push((name, e)),
         }
     }
     if out.failed.is_empty() {

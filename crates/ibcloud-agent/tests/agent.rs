@@ -198,6 +198,7 @@ fn state_file_restore_and_guardian() {
                 original: c.read_limit().unwrap(),
             })
             .collect(),
+        opensm: None,
     };
     let sf = d.join("agent.state");
     state::save(&sf, &st).unwrap();
@@ -787,6 +788,7 @@ fn a_stale_state_file_is_recovered_and_bad_setups_are_input_errors() {
                     period_us: 100_000,
                 },
             }],
+            opensm: None,
         },
     )
     .unwrap();
@@ -875,7 +877,7 @@ fn a_stale_state_file_is_recovered_and_bad_setups_are_input_errors() {
     let e =
         ibcloud_agent::run::run(&cfg, "nosuch", &RunOptions::default(), &mut || false).unwrap_err();
     assert!(
-        matches!(&e, AgentError::Input(m) if m.contains("unknown capping policy")),
+        matches!(&e, AgentError::Input(m) if m.contains("unknown policy")),
         "{e:?}"
     );
     fs::remove_dir_all(&d).unwrap();

@@ -1,12 +1,15 @@
-"""``ibcloud agent``: run a CPU-capping policy against the real host.
+"""``ibcloud agent``: run a CPU-capping, DRX or Sphinx policy against the real host.
 
-``agent --policy fares|freemarket|ioshares --config AGENT.toml`` runs
-the same policy objects the host simulator runs, against Linux cgroups:
+``agent --policy fares|freemarket|ioshares|drx|sphinx --config AGENT.toml``
+runs the same policy objects the host simulator runs, against Linux cgroups:
 every period it reads each VM's InfiniBand counters (sysfs, ``rdma
 statistic`` or ``perfquery``), its cgroup's CPU usage and the latencies its
 application reported on the agent's Unix socket (``VM LATENCY_US`` lines),
 steps the policy and writes the CPU quotas it asks for (cgroup v1
 ``cpu.cfs_quota_us`` or v2 ``cpu.max``). ``--dry-run`` only logs them.
+DRX's hardware policies and Sphinx push QoS / congestion-control settings
+to a running OpenSM (``[opensm]``: its opensm.conf is rewritten, then
+SIGHUP; the original file comes back when the agent stops).
 
 The original limits are saved to the state file before the first write and
 restored when the agent stops (SIGTERM, Ctrl-C, ``--steps``, the end of a
@@ -34,7 +37,7 @@ from ibcloud.safeio import dumps_json
 
 __all__ = ["register", "guardian_command"]
 
-POLICIES = ("fares", "freemarket", "ioshares")
+POLICIES = ("fares", "freemarket", "ioshares", "drx", "sphinx")
 
 
 def guardian_command() -> "list[str]":
@@ -65,6 +68,15 @@ def _print_summary(s: "dict[str, Any]") -> None:
         print(f"recovered a crashed run's state file: restored {', '.join(s['recovered']['restored'])}")
     if s.get("restored"):
         print(f"original limits restored: {', '.join(s['restored']['restored'])}")
+    if s.get("caps_written_max_ms") is not None:
+        print(f"caps written at most {s['caps_written_max_ms']:.2f} ms after a step's observations were complete")
+    fab = s.get("fabric")
+    if fab:
+        timing = f", decision to sweep done: mean {fab['applied_mean_ms']:.0f} ms" if fab.get("applied_mean_ms") else ""
+        print(f"OpenSM (pid {fab['pid']}): {fab['reloads']} reloads of {fab['conf']}{timing}; "
+              + ("original opensm.conf restored" if fab["restored"] else "opensm.conf untouched"))
+        if fab.get("note"):
+            print(f"note: {fab['note']}")
     if s["malformed_reports"]:
         print(f"malformed latency reports ignored: {s['malformed_reports']}")
 
@@ -132,11 +144,11 @@ def register(commands: Any) -> None:
     >>> p.parse_args(["agent", "--policy", "freemarket", "--config", "a.toml"]).policy
     'freemarket'
     """
-    a = commands.add_parser("agent", help="run a CPU-capping policy (FaReS, ResEx) on this host's cgroups",
+    a = commands.add_parser("agent", help="run a capping, DRX or Sphinx policy on this host's cgroups and OpenSM",
                             description=__doc__.split(">>>")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("--policy", choices=POLICIES, help="the capping policy ([policy] holds its parameters)")
+    a.add_argument("--policy", choices=POLICIES, help="the policy ([policy] holds its parameters; drx and sphinx as in a host scenario's [[controllers]])")
     a.add_argument("--config", type=Path, required=True, help="AGENT.toml (see docs/agent.md)")
-    a.add_argument("--dry-run", action="store_true", help="only log the caps it would set; no quota is changed")
+    a.add_argument("--dry-run", action="store_true", help="only log the caps and settings it would set; no quota, opensm.conf or signal")
     a.add_argument("--steps", type=int, help="stop after this many control steps")
     a.add_argument("--log", type=Path, help="action log, one JSON line per VM per step (overrides [agent] log)")
     a.add_argument("--parquet", type=Path, help="also write the action log as Parquet here at the end")

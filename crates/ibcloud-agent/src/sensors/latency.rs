@@ -12,6 +12,11 @@
 //! ```text
 //! $ printf 'vm1 212.5\nvm1 230\n' | socat - UNIX-CONNECT:/run/ibcloud-agent.sock
 //! ```
+//!
+//! Control line (Sphinx, G R16): `!target GROUP RATIO` changes LP group
+//! `GROUP`'s target at the next step (`RATIO` as in the scenario: `1:4`,
+//! `0.25`, `fair`, `latency-first`, `throughput-first`). A bad one is
+//! malformed like a bad report; a policy without LP groups refuses it.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -27,6 +32,7 @@ pub const MAX_LINE: usize = 256;
 #[derive(Debug, Default)]
 struct Inbox {
     per_vm: Vec<Vec<f64>>,
+    targets: Vec<(usize, f64)>,
     malformed: u64,
     errors: Vec<String>,
 }
@@ -44,6 +50,8 @@ pub struct LatencyInbox {
 pub struct Taken {
     /// Latencies (µs) per VM.
     pub per_vm: Vec<Vec<f64>>,
+    /// `!target` requests (group, ratio), in arrival order.
+    pub targets: Vec<(usize, f64)>,
     /// Malformed reports in the interval.
     pub malformed: u64,
     /// The first few malformed reports, explained.
@@ -98,8 +106,36 @@ impl LatencyInbox {
         Ok((i, us))
     }
 
+    /// Parses a `!target GROUP RATIO` control line.
+    pub fn parse_target(line: &str) -> Result<(usize, f64), String> {
+        let mut it = line.split_whitespace().skip(1);
+        let (Some(g), Some(r), None) = (it.next(), it.next(), it.next()) else {
+            return Err(format!("'{}': expected '!target GROUP RATIO'", line.trim()));
+        };
+        let g: usize = g
+            .parse()
+            .map_err(|_| format!("'{}': group '{g}' is not an index", line.trim()))?;
+        let r = ibcloud_control::sphinx::policy_ratio(r)
+            .map_err(|e| format!("'{}': {e}", line.trim()))?;
+        Ok((g, r))
+    }
+
     /// Files one line (what a connection thread does per line).
     pub fn push_line(&self, line: &str) {
+        if line.split_whitespace().next() == Some("!target") && line.len() <= MAX_LINE {
+            let r = Self::parse_target(line);
+            let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            match r {
+                Ok(t) => g.targets.push(t),
+                Err(e) => {
+                    g.malformed += 1;
+                    if g.errors.len() < 5 {
+                        g.errors.push(e);
+                    }
+                }
+            }
+            return;
+        }
         let r = self.parse(line);
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         match r {
@@ -119,6 +155,7 @@ impl LatencyInbox {
         let n = g.per_vm.len();
         Taken {
             per_vm: std::mem::replace(&mut g.per_vm, vec![Vec::new(); n]),
+            targets: std::mem::take(&mut g.targets),
             malformed: std::mem::take(&mut g.malformed),
             errors: std::mem::take(&mut g.errors),
         }

@@ -233,6 +233,12 @@ impl Sphinx {
         &self.records
     }
 
+    /// Forgets the records so far (a long-running agent logs each step's
+    /// records and then clears them; the control state is untouched).
+    pub fn clear_records(&mut self) {
+        self.records.clear();
+    }
+
     /// The current delay setting of each flow.
     pub fn delays(&self) -> &[u16] {
         &self.delays

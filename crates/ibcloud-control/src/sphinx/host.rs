@@ -173,6 +173,19 @@ impl SphinxHost {
     }
 }
 
+impl SphinxHost {
+    /// The controller (the real-host agent reads its records and delays).
+    pub fn controller(&self) -> &Sphinx {
+        &self.sphinx
+    }
+
+    /// The controller, mutable (the agent clears its records after logging
+    /// them, so a long run's memory stays bounded).
+    pub fn controller_mut(&mut self) -> &mut Sphinx {
+        &mut self.sphinx
+    }
+}
+
 impl Policy for SphinxHost {
     /// Mean latency (µs) per flow over the period, or None when a flow
     /// completed nothing in it.
