@@ -210,12 +210,7 @@ impl SmOptions {
         let path_sl_sa = match self.path_sl.as_str() {
             "given" => false,
             "sa" => true,
-            other => {
-                return bad(
-                    "sm.path-sl".into(),
-                    format!("'{other}' is not given or sa"),
-                )
-            }
+            other => return bad("sm.path-sl".into(), format!("'{other}' is not given or sa")),
         };
         let mut pushes = Vec::new();
         for (i, p) in self.pushes.iter().enumerate() {
@@ -401,7 +396,10 @@ mod tests {
         };
         let r = plan(&s, &f, &all, 0);
         let n = 25 + 112;
-        assert_eq!(r.in_force, s.restart + (n as Time).div_ceil(16) * 390_625_000);
+        assert_eq!(
+            r.in_force,
+            s.restart + (n as Time).div_ceil(16) * 390_625_000
+        );
         assert_eq!(r.spread, ((n as Time).div_ceil(16) - 1) * 390_625_000);
     }
 

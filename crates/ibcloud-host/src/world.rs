@@ -1104,7 +1104,11 @@ impl World {
                 .filter(|(_, n)| n.kind == ibcloud_fabric::NodeKind::Switch)
                 .map(|(id, n)| {
                     let live = (1..=n.num_ports)
-                        .filter(|&p| fabric.port(PortRef { node: id, port: p }).is_some_and(|x| x.remote.is_some()))
+                        .filter(|&p| {
+                            fabric
+                                .port(PortRef { node: id, port: p })
+                                .is_some_and(|x| x.remote.is_some())
+                        })
                         .count() as u8;
                     (n.num_ports, live)
                 })
@@ -1114,7 +1118,11 @@ impl World {
                 .filter(|(_, n)| n.kind != ibcloud_fabric::NodeKind::Switch)
                 .map(|(id, n)| {
                     (1..=n.num_ports)
-                        .filter(|&p| fabric.port(PortRef { node: id, port: p }).is_some_and(|x| x.remote.is_some()))
+                        .filter(|&p| {
+                            fabric
+                                .port(PortRef { node: id, port: p })
+                                .is_some_and(|x| x.remote.is_some())
+                        })
                         .count()
                 })
                 .sum(),
@@ -1130,7 +1138,10 @@ impl World {
             busy_until: 0,
             qos_in_force: !sa_zero,
             nodes: fabric.iter_nodes().count() as u32,
-            flow_sl: given_sl.iter().map(|&x| if sa_zero { 0 } else { x }).collect(),
+            flow_sl: given_sl
+                .iter()
+                .map(|&x| if sa_zero { 0 } else { x })
+                .collect(),
             given_sl,
             new_qps,
             requests: Vec::new(),

@@ -74,10 +74,7 @@ fn a_qos_push_acts_after_restart_and_mads_and_only_on_new_qps() {
     );
     // Hadoop opens new QPs for every job: after the push they get SL1.
     let hadoop = nectere_after(&run(&scenario("sa", TERASORT, "qos")), t + 4_000_000_000);
-    let hadoop_given = nectere_after(
-        &run(&scenario("given", TERASORT, "qos")),
-        t + 4_000_000_000,
-    );
+    let hadoop_given = nectere_after(&run(&scenario("given", TERASORT, "qos")), t + 4_000_000_000);
     assert!(
         (hadoop / hadoop_given - 1.0).abs() < 0.05,
         "new jobs' QPs take SL1: {hadoop:.1} vs {hadoop_given:.1} us"
