@@ -550,8 +550,10 @@ fn vl_arbitration_set_at_run_time_acts_as_from_time_zero_on_later_traffic() {
         "flow:src=H1,dst=H3,sl=0,start=200us;flow:src=H2,dst=H3,sl=1,start=200us",
     )
     .unwrap();
-    let mut table = VlArbitration::default();
-    table.low = VlArbitration::parse_table("0:254,1:1").unwrap();
+    let table = VlArbitration {
+        low: VlArbitration::parse_table("0:254,1:1").unwrap(),
+        ..Default::default()
+    };
     let base = SimConfig {
         vls: 2,
         ..SimConfig::default()
@@ -584,8 +586,10 @@ fn vl_arbitration_set_at_run_time_acts_as_from_time_zero_on_later_traffic() {
         .unwrap();
     assert_ne!(flow_outcome(&plain), flow_outcome(&r1));
     // A table naming a VL that is not operational is refused.
-    let mut bad = VlArbitration::default();
-    bad.low = VlArbitration::parse_table("0:32,3:32").unwrap();
+    let bad = VlArbitration {
+        low: VlArbitration::parse_table("0:32,3:32").unwrap(),
+        ..Default::default()
+    };
     let mut sim = Simulation::new(&f, &t, &base, &spec, end).unwrap();
     let e = sim
         .schedule(&[TimedAction {
