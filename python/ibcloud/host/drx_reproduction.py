@@ -529,8 +529,9 @@ def _print(s: Dict[str, Any]) -> None:
                   f"({p.get('violation_to_in_force_ms', float('nan')):.2f} ms; {p['mads']} MADs"
                   f"{', SM restart %g s' % p['restart_s'] if p['restart_s'] else ''})")
     print("Judged: the policies as written; '/repaired' (A1, A5) and '/cap-25' (A6's other reading) are printed only; "
-          "hardware runs (stmax … drxmaxq) are bulk packet-level; '/cc-only', '/qos-only' and "
-          "'drxmaxq/qos-at-violation' are printed only (R8's cause isolation and G's other DRXMaxQ reading).")
+          "hardware runs (stmax … drxmaxq) are bulk packet-level; 'stmax/cc-only', 'none/packet' and "
+          "'drxmaxq/qos-at-violation' are printed only (R8's cause isolation and G's other DRXMaxQ reading; the "
+          "last two with --r8-causes).")
     render_scoreboard("drx", checks_of(s))
 
 
