@@ -44,7 +44,7 @@ SLOW = {
     "ibcloud reproduce resex": "≈ 20 s of host simulation; tests/unit/test_scoreboard_defaults.py runs it at the "
                                "default size and asserts its scoreboard, the docstring test of ibcloud.host.resex "
                                "at the tour's size",
-    "ibcloud reproduce drx": "minutes of host simulation (33 runs); tests/unit/test_scoreboard_defaults.py runs it "
+    "ibcloud reproduce drx": "minutes of host simulation (36 runs); tests/unit/test_scoreboard_defaults.py runs it "
                              "at the default size",
     "ibcloud reproduce all --report report/reproductions": "every reproduction: tens of minutes",
     "ibcloud sa flood --ibsim ft324 --window 1 4 16": "starts ibsim and OpenSM (interop); tests/unit/test_sa.py",

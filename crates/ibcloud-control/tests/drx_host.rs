@@ -147,3 +147,67 @@ fn build_on_checks_the_layout() {
     let e = ibcloud_control::build_on(&opts, &names, &hosts).unwrap_err();
     assert!(e.contains("unsatisfiable") && e.contains("bulk"), "{e}");
 }
+
+/// DRXMax/DRXMaxQ on the host's SM: the first violation makes the PM ask
+/// the SM for Table 5's CC (with `qos-at = "violation"` also Table 6's QoS,
+/// after an SM restart); DRX records when it is in force.
+fn run_hw(policy: &str, extra: &str) -> RunResult {
+    let json = format!(
+        r#"{{"duration": "60ms", "fabric": {{"link": "4xQDR", "mtu": 2048, "vls": 2}},
+        "sm": {{"restart": "5ms", "path-sl": "sa"}},
+        "hosts": [{{"name": "A", "scheduler": {{"kind": "cfs"}}}}, {{"name": "B", "scheduler": {{"kind": "cfs"}}}}],
+        "vms": [{{"name": "rep", "host": "A"}}, {{"name": "intf", "host": "A"}},
+                {{"name": "rs", "host": "B"}}, {{"name": "is", "host": "B"}}],
+        "workloads": [{{"kind": "nectere", "vm": "rep", "peer": "rs", "size": "64k", "sl": 0}},
+                      {{"kind": "nectere", "vm": "intf", "peer": "is", "size": "2M", "sl": 1}}],
+        "controllers": [{{"kind": "drx", "policy": "{policy}", "interval": "10ms", "epoch": "1s",
+            "cfs-period": "10ms" {extra},
+            "vmes": {{"nect": {{"vms": ["rep", "rs"], "g": 20000, "sla-cqe-per-s": 1e9, "priority": "high"}},
+                     "bulk": {{"vms": ["intf", "is"], "g": 100000, "io-min": 1000}}}}}}]}}"#,
+    );
+    let sc = Scenario::from_json(&json).unwrap();
+    sc.validate().unwrap();
+    World::new(&sc, &ibcloud_control::build)
+        .unwrap()
+        .run(&mut |_, _| {})
+        .unwrap()
+}
+
+#[test]
+fn drxmax_pushes_cc_through_the_sm_at_the_first_violation() {
+    let r = run_hw("drxmax", "");
+    let rec = records(&r);
+    let t0 = rec.iter().find(|x| x["kind"] == "violation").unwrap()["time"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(r.sm.len(), 1, "one push: {:?}", r.sm);
+    let p = &r.sm[0];
+    assert_eq!(p.by, "drx-drxmax");
+    // HA → PM 1 ms, PM 0.1 ms, PM → SM 1 ms; 7 CC MADs in one window.
+    assert_eq!(p.received, t0 + 2 * MS + MS / 10);
+    assert_eq!((p.cc_mads, p.qos_mads, p.restart), (7, 0, 0));
+    assert_eq!(p.in_force, p.received + 390_625_000);
+    assert!(p.error.is_empty(), "{}", p.error);
+    let hw = r.controllers[0]["hardware"].as_array().unwrap();
+    let cc = hw
+        .iter()
+        .find(|h| h["setting"] == "congestion-control")
+        .unwrap();
+    assert_eq!(cc["applied"].as_u64(), Some(p.in_force));
+    assert_eq!(cc["sm"]["cc_mads"], 7);
+    let done = rec
+        .iter()
+        .find(|x| x["kind"] == "hardware-in-force")
+        .unwrap();
+    assert_eq!(done["time"].as_u64(), Some(p.in_force));
+
+    // qos-at = violation: one push with QoS and CC, after the SM restart.
+    let r = run_hw("drxmaxq", r#", "qos-at": "violation""#);
+    let p = &r.sm[0];
+    assert_eq!(p.restart, 5 * MS);
+    assert!(p.qos_mads > 0 && p.cc_mads == 7);
+    assert!(p.error.is_empty(), "{}", p.error);
+    let hw = r.controllers[0]["hardware"].as_array().unwrap();
+    assert_eq!(hw.len(), 2, "QoS and CC, both at the violation: {hw:?}");
+    assert!(hw.iter().all(|h| h["applied"].as_u64() == Some(p.in_force)));
+}

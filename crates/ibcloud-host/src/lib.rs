@@ -19,6 +19,7 @@ pub mod fluid;
 pub mod nas;
 pub mod program;
 pub mod scenario;
+pub mod sm;
 pub mod view;
 pub mod world;
 

@@ -130,6 +130,10 @@ pub struct FabricOptions {
     /// Which SLs a preset's congestion control covers (G §9 A11): `all`
     /// (default) or `bulk` (all but SL0).
     pub qos_cc_sls: Option<String>,
+    /// Which parts of `qos` apply from time 0: `all` (default), `qos` (SL2VL
+    /// and VL arbitration only, e.g. DRXMax before DRX pushes its CC) or
+    /// `cc` (congestion control only).
+    pub qos_parts: Option<String>,
 }
 
 impl FabricOptions {
@@ -195,12 +199,22 @@ impl FabricOptions {
                 path: "fabric.qos".into(),
                 problem: e.to_string(),
             })?;
+            let parts = match self.qos_parts.as_deref() {
+                None => crate::sm::SmParts::All,
+                Some(s) => crate::sm::SmParts::parse(s).ok_or_else(|| ScenarioError {
+                    path: "fabric.qos-parts".into(),
+                    problem: format!("'{s}' is not all, qos or cc"),
+                })?,
+            };
+            let policy = parts.restrict(&policy);
             cfg = policy.apply_to(&cfg).map_err(|e| ScenarioError {
                 path: "fabric.qos".into(),
                 problem: e,
             })?;
         } else if self.qos_cc_sls.is_some() {
             return err("fabric.qos-cc-sls", "only with a qos preset");
+        } else if self.qos_parts.is_some() {
+            return err("fabric.qos-parts", "only with a qos preset");
         }
         cfg.validate().map_err(|e| ScenarioError {
             path: "fabric".into(),
@@ -228,6 +242,7 @@ impl Default for FabricOptions {
             congestion_control: None,
             qos: None,
             qos_cc_sls: None,
+            qos_parts: None,
         }
     }
 }
@@ -680,6 +695,10 @@ pub struct Scenario {
     /// Controllers.
     #[serde(default)]
     pub controllers: Vec<ControllerOptions>,
+    /// The subnet manager: MAD latency, restart time, SLs at QP creation,
+    /// scheduled pushes (`crate::sm`).
+    #[serde(default)]
+    pub sm: crate::sm::SmOptions,
 }
 
 fn default_duration() -> String {
@@ -726,9 +745,13 @@ impl Scenario {
             }
         }
         let fabric = top.remove("fabric");
+        let sm = top.remove("sm");
         let mut s: Scenario = table("", serde_json::Value::Object(top))?;
         if let Some(f) = fabric {
             s.fabric = table("fabric", f)?;
+        }
+        if let Some(x) = sm {
+            s.sm = table("sm", x)?;
         }
         for (key, items) in arrays {
             for (i, item) in items.into_iter().enumerate() {
@@ -771,6 +794,19 @@ impl Scenario {
             );
         }
         self.fabric.sim_qos()?;
+        let sm = self.sm.settings()?;
+        if sm.path_sl_sa {
+            if let Some(i) = self
+                .hosts
+                .iter()
+                .position(|h| h.adapter.arbitration == "per-message")
+            {
+                return err(
+                    format!("hosts[{i}].adapter.arbitration"),
+                    "sm.path-sl = \"sa\" gives each QP its own SL at creation; per-message arbitration shares one send queue per SL",
+                );
+            }
+        }
         if !["arbitration", "max-min"].contains(&self.fabric.fluid_share.as_str()) {
             return err(
                 "fabric.fluid-share",

@@ -39,12 +39,20 @@ pub struct View<'a> {
     pub now: Time,
     /// Every VM, by index.
     pub vms: &'a [VmView<'a>],
+    /// Every SM push carried out so far (a controller learns from it when
+    /// the settings it asked for took effect).
+    pub sm: &'a [crate::sm::SmPushRecord],
 }
 
 impl<'a> View<'a> {
-    /// A view.
+    /// A view (no SM pushes).
     pub fn new(now: Time, vms: &'a [VmView<'a>]) -> Self {
-        Self { now, vms }
+        Self { now, vms, sm: &[] }
+    }
+    /// The same view with the SM's pushes.
+    pub fn with_sm(mut self, sm: &'a [crate::sm::SmPushRecord]) -> Self {
+        self.sm = sm;
+        self
     }
     /// Index of a VM by name.
     pub fn vm(&self, name: &str) -> Option<usize> {
@@ -98,6 +106,19 @@ pub enum Actuation {
         /// Extra guest time.
         time: Time,
     },
+    /// Ask the subnet manager to push a QoS and/or congestion-control
+    /// policy (`crate::sm`): the request reaches the SM `after` the
+    /// decision (the controller's message latency), the SM restarts when it
+    /// carries QoS, then sends its MADs; everything acts when the last MAD
+    /// arrives. `tag` comes back in the SM's record ([`View::sm`]).
+    SmPush {
+        /// The request.
+        request: crate::sm::SmRequest,
+        /// Delay until the SM has it.
+        after: Time,
+        /// The controller's tag.
+        tag: u64,
+    },
 }
 
 impl Actuation {
@@ -109,6 +130,7 @@ impl Actuation {
             | Actuation::SetQuota { vm, .. }
             | Actuation::SetCcDelay { vm, .. }
             | Actuation::Stall { vm, .. } => Some(vm),
+            Actuation::SmPush { .. } => None,
         }
     }
     /// Human-readable form for the log.
@@ -122,6 +144,15 @@ impl Actuation {
             },
             Actuation::SetCcDelay { ccti, .. } => format!("cc-delay={ccti}"),
             Actuation::Stall { time, .. } => format!("stall={}ns", time / 1000),
+            Actuation::SmPush { request, .. } => format!(
+                "sm-push={}:{}",
+                request.preset.name(),
+                match request.parts {
+                    crate::sm::SmParts::All => "qos+cc",
+                    crate::sm::SmParts::Qos => "qos",
+                    crate::sm::SmParts::Cc => "cc",
+                }
+            ),
         }
     }
 }

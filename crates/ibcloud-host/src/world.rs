@@ -77,6 +77,10 @@ enum Ev {
     Control { c: usize },
     /// Apply a delayed actuation.
     Apply { idx: usize },
+    /// An SM push request reaches the SM.
+    SmReceive { idx: usize },
+    /// An SM push's last MAD arrived: its settings act.
+    SmApply { idx: usize },
     /// A fluid flow's head message has been sent (if `gen` still matches).
     FluidDone { flow: u32, gen: u64 },
     /// A fluid message's last byte reaches the destination.
@@ -330,6 +334,8 @@ pub struct RunResult {
     pub workloads: Vec<WorkloadSummary>,
     /// Every controller action.
     pub actions: Vec<ActionRecord>,
+    /// Every SM push (`crate::sm`).
+    pub sm: Vec<crate::sm::SmPushRecord>,
     /// Controller reports (JSON).
     pub controllers: Vec<serde_json::Value>,
     /// Host + network events processed.
@@ -478,6 +484,32 @@ pub struct World {
     finite: Vec<usize>,
     /// The fluid time scale; `None` when every workload is packet-level.
     fluid: Option<Box<FluidState>>,
+    /// The subnet manager (`crate::sm`).
+    sm: SmState,
+}
+
+/// The SM's state in a run.
+#[derive(Debug)]
+struct SmState {
+    settings: crate::sm::SmSettings,
+    fabric: crate::sm::SmFabric,
+    /// Requests: (request, tag, who).
+    requests: Vec<(crate::sm::SmRequest, u64, String)>,
+    /// Pushes carried out or under way, by request index.
+    records: Vec<Option<crate::sm::SmPushRecord>>,
+    /// The SM works on one push at a time.
+    busy_until: Time,
+    /// A QoS policy is in force (new QPs get their workload's SL).
+    qos_in_force: bool,
+    /// The simulator settings in force (what a push changes).
+    cfg: SimConfig,
+    /// Nodes of the fabric (every one gets the SL2VL table).
+    nodes: u32,
+    /// Per netsim flow: its workload's SL and the SL it has now.
+    given_sl: Vec<u8>,
+    flow_sl: Vec<u8>,
+    /// Per VM: its workload opens new QPs for every job.
+    new_qps: Vec<bool>,
 }
 
 /// State of the fluid time scale (`fluid.rs`): shares, fluid queues,
@@ -685,19 +717,33 @@ impl World {
             .collect();
         let mut flows: Vec<FlowSpec> = Vec::new();
         let mut shared: HashMap<(usize, usize, u8), u32> = HashMap::new();
+        // The SM: with `path-sl = "sa"` a QP created while no QoS policy is
+        // in force gets SL 0 from the SA, whatever its workload's SL.
+        let sm_settings = sc.sm.settings()?;
+        let qos_at_start = sc.fabric.qos.is_some()
+            && sc
+                .fabric
+                .qos_parts
+                .as_deref()
+                .and_then(crate::sm::SmParts::parse)
+                .unwrap_or_default()
+                .qos();
+        let sa_zero = sm_settings.path_sl_sa && !qos_at_start;
+        let mut given_sl: Vec<u8> = Vec::new();
         let mut flow_for = |src: usize, dst: usize, sl: u8, flows: &mut Vec<FlowSpec>| -> u32 {
             if src == dst {
                 // Same host: the adapter's loopback, no link (`Ev::Engine`).
                 return LOOPBACK;
             }
-            let mk = |flows: &mut Vec<FlowSpec>| {
+            let mut mk = |flows: &mut Vec<FlowSpec>| {
                 flows.push(FlowSpec {
                     src: format!("#{src}"),
                     dst: format!("#{dst}"),
                     size: Some(1),
-                    sl,
+                    sl: if sa_zero { 0 } else { sl },
                     ..Default::default()
                 });
+                given_sl.push(sl);
                 flows.len() as u32 - 1
             };
             if per_message[src] {
@@ -1049,6 +1095,61 @@ impl World {
         });
         let mut net = Simulation::new(&fabric, &tables, &cfg, &traffic, end)?;
         net.start_external()?;
+        while given_sl.len() < traffic.flows.len() {
+            given_sl.push(0); // the placeholder flow
+        }
+        let sm_fabric = crate::sm::SmFabric {
+            switches: fabric
+                .iter_nodes()
+                .filter(|(_, n)| n.kind == ibcloud_fabric::NodeKind::Switch)
+                .map(|(id, n)| {
+                    let live = (1..=n.num_ports)
+                        .filter(|&p| {
+                            fabric
+                                .port(PortRef { node: id, port: p })
+                                .is_some_and(|x| x.remote.is_some())
+                        })
+                        .count() as u8;
+                    (n.num_ports, live)
+                })
+                .collect(),
+            ca_ports: fabric
+                .iter_nodes()
+                .filter(|(_, n)| n.kind != ibcloud_fabric::NodeKind::Switch)
+                .map(|(id, n)| {
+                    (1..=n.num_ports)
+                        .filter(|&p| {
+                            fabric
+                                .port(PortRef { node: id, port: p })
+                                .is_some_and(|x| x.remote.is_some())
+                        })
+                        .count()
+                })
+                .sum(),
+        };
+        let new_qps = vms
+            .iter()
+            .map(|v| {
+                v.workload
+                    .is_some_and(|w| crate::sm::new_qps_per_round(&sc.workloads[w].kind))
+            })
+            .collect();
+        let sm = SmState {
+            busy_until: 0,
+            qos_in_force: !sa_zero,
+            nodes: fabric.iter_nodes().count() as u32,
+            flow_sl: given_sl
+                .iter()
+                .map(|&x| if sa_zero { 0 } else { x })
+                .collect(),
+            given_sl,
+            new_qps,
+            requests: Vec::new(),
+            records: Vec::new(),
+            cfg: cfg.clone(),
+            fabric: sm_fabric,
+            settings: sm_settings,
+        };
         let nflows = traffic.flows.len();
 
         let names: Vec<String> = vms.iter().map(|v| v.name.clone()).collect();
@@ -1080,7 +1181,13 @@ impl World {
             vm_index,
             finite,
             fluid,
+            sm,
         };
+        for (i, (at, r)) in w.sm.settings.pushes.clone().into_iter().enumerate() {
+            w.sm.requests.push((r, i as u64, "scenario".into()));
+            w.sm.records.push(None);
+            w.push(at.min(end), Ev::SmReceive { idx: i });
+        }
         w.last = vec![(0, 0, 0, 0, 0, 0); w.vms.len()];
         for (i, wl) in sc.workloads.iter().enumerate() {
             let a = w.workloads[i].2;
@@ -1130,7 +1237,8 @@ impl World {
             let mut ctl = std::mem::take(&mut self.controllers);
             let first = {
                 let vv = self.vms_view();
-                let view = View::new(self.now, &vv);
+                let done = self.sm_done();
+                let view = View::new(self.now, &vv).with_sm(&done);
                 ctl[c].start(&view)
             };
             self.controllers = ctl;
@@ -1270,7 +1378,8 @@ impl World {
                 let mut ctl = std::mem::take(&mut self.controllers);
                 let next = {
                     let vv = self.vms_view();
-                    let view = View::new(now, &vv);
+                    let done = self.sm_done();
+                    let view = View::new(now, &vv).with_sm(&done);
                     ctl[c].step(now, &view, &mut acts)
                 };
                 self.controllers = ctl;
@@ -1285,8 +1394,115 @@ impl World {
                 let (c, a, issued) = self.pending[idx];
                 self.apply(c, a, issued);
             }
+            Ev::SmReceive { idx } => self.sm_receive(idx),
+            Ev::SmApply { idx } => self.sm_apply(idx),
         }
         Ok(false)
+    }
+
+    /// SM pushes whose settings are in force by now.
+    fn sm_done(&self) -> Vec<crate::sm::SmPushRecord> {
+        self.sm
+            .records
+            .iter()
+            .flatten()
+            .filter(|r| r.in_force <= self.now)
+            .cloned()
+            .collect()
+    }
+
+    /// A push request reaches the SM: it plans the restart and MADs after
+    /// any push it is still working on.
+    fn sm_receive(&mut self, idx: usize) {
+        let (req, tag, by) = self.sm.requests[idx].clone();
+        let start = self.now.max(self.sm.busy_until);
+        let mut r = crate::sm::plan(&self.sm.settings, &self.sm.fabric, &req, start);
+        r.received = self.now;
+        r.tag = tag;
+        r.by = by;
+        self.sm.busy_until = r.in_force;
+        let t = r.in_force;
+        self.sm.records[idx] = Some(r);
+        self.push(t, Ev::SmApply { idx });
+    }
+
+    /// A push's last MAD arrived: its settings act on the whole fabric, and
+    /// a QoS policy is in force for QPs created from now on.
+    fn sm_apply(&mut self, idx: usize) {
+        let (req, _, _) = self.sm.requests[idx].clone();
+        let policy = req.policy();
+        let res = self.sm_set(&policy);
+        if let Some(r) = self.sm.records[idx].as_mut() {
+            r.error = res.err().unwrap_or_default();
+        }
+    }
+
+    fn sm_set(&mut self, policy: &ibcloud_qos::Policy) -> Result<(), String> {
+        let next = policy.apply_to(&self.sm.cfg)?;
+        if policy.qos.is_some() {
+            if next.vls > self.sm.cfg.vls {
+                return Err(format!(
+                    "the policy needs {} VLs but the fabric runs {} (give [fabric] vls = {} for a run-time QoS push)",
+                    next.vls, self.sm.cfg.vls, next.vls
+                ));
+            }
+            let map = next.sl2vl.unwrap_or_default();
+            self.net
+                .act_external(&ibcloud_netsim::Action::SetVlArbitration {
+                    table: next.vl_arbitration.clone(),
+                })
+                .map_err(|e| e.to_string())?;
+            for node in 0..self.sm.nodes {
+                self.net
+                    .act_external(&ibcloud_netsim::Action::SetSl2Vl {
+                        node,
+                        in_port: None,
+                        out_port: None,
+                        map,
+                    })
+                    .map_err(|e| e.to_string())?;
+            }
+            self.sm.cfg.vl_arbitration = next.vl_arbitration.clone();
+            self.sm.cfg.sl2vl = Some(map);
+            self.sm.qos_in_force = true;
+        }
+        if policy.cc.is_some() {
+            self.net
+                .act_external(&ibcloud_netsim::Action::SetCongestionControl {
+                    config: next.congestion_control.clone(),
+                })
+                .map_err(|e| e.to_string())?;
+            self.sm.cfg.congestion_control = next.congestion_control;
+        }
+        Ok(())
+    }
+
+    /// VM `vm` starts a job that opens new QPs: each takes the SL the SA
+    /// answers now (its workload's under a QoS policy, else 0).
+    fn new_qps(&mut self, vm: usize) {
+        let mut flows: Vec<u32> = Vec::new();
+        for q in self.qps.iter().filter(|q| q.vm == vm) {
+            flows.push(q.flow);
+            flows.push(self.qps[q.peer].flow);
+        }
+        for f in flows {
+            if f == LOOPBACK {
+                continue;
+            }
+            let fi = f as usize;
+            let sl = if self.sm.qos_in_force {
+                self.sm.given_sl[fi]
+            } else {
+                0
+            };
+            if self.sm.flow_sl[fi] != sl {
+                self.sm.flow_sl[fi] = sl;
+                // Checked: the flow exists and the SL is 0-15.
+                let _ = self
+                    .net
+                    .act_external(&ibcloud_netsim::Action::SetFlowSl { flow: f, sl });
+            }
+        }
     }
 
     fn vms_view(&self) -> Vec<crate::view::VmView<'_>> {
@@ -1306,6 +1522,21 @@ impl World {
 
     fn actuate(&mut self, c: usize, a: Actuation) {
         match a {
+            Actuation::SmPush {
+                request,
+                after,
+                tag,
+            } => {
+                let by = self
+                    .controllers
+                    .get(c)
+                    .map(|x| x.name())
+                    .unwrap_or_default();
+                let idx = self.sm.requests.len();
+                self.sm.requests.push((request, tag, by));
+                self.sm.records.push(None);
+                self.push(self.now + after, Ev::SmReceive { idx });
+            }
             Actuation::Stall { vm, time } => {
                 // Memory contention: the guest's current work takes longer.
                 if let Some(v) = self.vms.get_mut(vm) {
@@ -1380,7 +1611,7 @@ impl World {
                     })
                     .map_err(|e| e.to_string())
             }
-            Actuation::Stall { .. } => Ok(()),
+            Actuation::Stall { .. } | Actuation::SmPush { .. } => Ok(()),
         };
         self.actions.push(ActionRecord {
             issued,
@@ -1503,7 +1734,12 @@ impl World {
             return;
         };
         v.stats.start.get_or_insert(now);
+        let rounds = v.log.completed;
         let op = prog.next(now, cqes, &mut v.log);
+        if v.log.completed != rounds && !matches!(op, Op::Done) && self.sm.new_qps[vm] {
+            self.new_qps(vm);
+        }
+        let v = &mut self.vms[vm];
         let was_sleeping = v.exec == Exec::Sleeping;
         match op {
             Op::Compute(t) => {
@@ -1982,6 +2218,7 @@ impl World {
             latency_parts,
             workloads,
             actions: self.actions,
+            sm: self.sm.records.into_iter().flatten().collect(),
             controllers: reports,
             events: self.host_events + self.net.events(),
         }

@@ -178,7 +178,7 @@ pub struct VlArbitration {
 }
 
 impl VlArbitration {
-    fn validate(&self, vls: u8) -> Result<(), NetsimError> {
+    pub(crate) fn validate(&self, vls: u8) -> Result<(), NetsimError> {
         for (name, t) in [("high", &self.high), ("low", &self.low)] {
             if t.len() > 64 {
                 return Err(NetsimError::Config(format!(

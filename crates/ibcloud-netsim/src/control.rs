@@ -97,6 +97,26 @@ pub enum Action {
         /// CCTI floor (0 to CCTI_Limit).
         ccti: u16,
     },
+    /// Replace the VL arbitration tables of every output port, as an SM's
+    /// VLArbitrationTable MADs do. Every port's arbitration restarts at the
+    /// first entry of each table (a port reloads its table when written);
+    /// packets already queued keep their VL.
+    SetVlArbitration {
+        /// The new tables (VLs must be operational).
+        table: crate::config::VlArbitration,
+    },
+    /// Replace the congestion-control settings (switch marking, CA
+    /// settings, CCT) of the whole fabric, as an SM's SwitchCongestionSetting,
+    /// CACongestionSetting and CongestionControlTable MADs do; `None` turns
+    /// congestion control off. The CCTI of every QP/SL is kept (a CA keeps its
+    /// state when its setting is rewritten) and clamped to the new
+    /// CCTI_Limit; with no congestion control before, every CCTI is 0, so
+    /// traffic after the change sees what the same setting from time 0 gives
+    /// to traffic that starts then.
+    SetCongestionControl {
+        /// The new setting, or none.
+        config: Option<crate::config::CcConfig>,
+    },
 }
 
 /// An action scheduled at a time.

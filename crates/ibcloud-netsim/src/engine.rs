@@ -293,6 +293,15 @@ impl std::fmt::Debug for Simulation {
     }
 }
 
+/// High_Limit in bytes: 255 = unlimited, 0 = one packet, else ×4096.
+fn hi_limit_bytes(high_limit: u8) -> u64 {
+    match high_limit {
+        255 => u64::MAX,
+        0 => 1,
+        l => l as u64 * 4096,
+    }
+}
+
 impl Simulation {
     /// Checks the configuration and traffic against the fabric and prepares a
     /// run of `end` picoseconds. Every bad input is reported here.
@@ -468,11 +477,7 @@ impl Simulation {
             sl2vl,
             sl2vl_any: false,
             sl2vl_global: global,
-            hi_limit_bytes: match cfg.vl_arbitration.high_limit {
-                255 => u64::MAX,
-                0 => 1,
-                l => l as u64 * 4096,
-            },
+            hi_limit_bytes: hi_limit_bytes(cfg.vl_arbitration.high_limit),
             hi,
             lo,
             flows,
@@ -645,6 +650,14 @@ impl Simulation {
                 };
                 if ccti > cc.ccti_limit {
                     return Err(format!("CCTI {ccti} is above CCTI_Limit {}", cc.ccti_limit));
+                }
+            }
+            Action::SetVlArbitration { ref table } => {
+                table.validate(self.v as u8).map_err(|e| e.to_string())?;
+            }
+            Action::SetCongestionControl { ref config } => {
+                if let Some(cc) = config {
+                    cc.validate().map_err(|e| e.to_string())?;
                 }
             }
         }
@@ -935,9 +948,16 @@ impl Simulation {
         }
         let iv = self.cfg.sweep_interval;
         self.push(iv.min(self.end), SWEEP, 0, 0);
+        // A run-time congestion-control setting needs the per-arrival
+        // records the direct sink skips, so it is off when one is scheduled.
+        let cc_later = self
+            .actions
+            .iter()
+            .any(|a| matches!(a.action, Action::SetCongestionControl { .. }));
         self.direct_sink = self.v == 1
             && self.sink_kbps.is_none()
             && self.cc.is_none()
+            && !cc_later
             && self.delivery_log.is_none();
         Ok(())
     }
@@ -2415,6 +2435,62 @@ impl Simulation {
                 // Takes effect from the flow's next packet (a packet already
                 // waiting for its delay keeps the time it was given).
                 self.flows[flow as usize].cc_floor = ccti;
+            }
+            Action::SetVlArbitration { ref table } => self.set_vl_arbitration(table),
+            Action::SetCongestionControl { ref config } => self.set_congestion_control(config),
+        }
+    }
+
+    /// New VL arbitration tables on every output: each port starts again
+    /// at the first entry of each table, as at time 0.
+    fn set_vl_arbitration(&mut self, table: &crate::config::VlArbitration) {
+        self.lo = if table.low.is_empty() {
+            (0..self.v as u8)
+                .map(|vl| VlArbEntry { vl, weight: 32 })
+                .collect()
+        } else {
+            table.low.clone()
+        };
+        self.hi = table.high.clone();
+        self.hi_limit_bytes = hi_limit_bytes(table.high_limit);
+        let arb0 = Arb {
+            hi_left: self.hi.first().map_or(0, |e| e.weight as i32),
+            lo_left: self.lo.first().map_or(0, |e| e.weight as i32),
+            ..Default::default()
+        };
+        self.arb.iter_mut().for_each(|a| *a = arb0);
+        // Outputs that were idle for lack of an eligible VL may send now.
+        for s in 0..self.ports.len() {
+            if self.ports[s].up {
+                self.try_send(s as u32);
+            }
+        }
+    }
+
+    /// New congestion-control settings for the whole fabric (or none).
+    fn set_congestion_control(&mut self, config: &Option<CcConfig>) {
+        self.cc = config.clone();
+        self.cc_mark_units = self.cc.as_ref().map_or(0, |c| {
+            let per_vl = self.cfg.units_per_vl(self.cfg.buffer_bytes) as u32;
+            (per_vl * (16 - c.threshold as u32)) / 16
+        });
+        self.cc_min_payload = self.cc.as_ref().map_or(0, |c| c.min_packet_bytes);
+        match &self.cc {
+            Some(cc) => {
+                let limit = cc.ccti_limit;
+                for st in self.cc_states.values_mut() {
+                    st.ccti = st.ccti.min(limit);
+                }
+                for f in &mut self.flows {
+                    f.cc_floor = f.cc_floor.min(limit);
+                }
+            }
+            None => {
+                // Without CC no source waits for an injection delay.
+                self.cc_states.clear();
+                for f in 0..self.flows.len() {
+                    self.flows[f].cc_floor = 0;
+                }
             }
         }
     }

@@ -530,3 +530,143 @@ fn traffic_sources_offer_what_they_promise() {
     assert_eq!(r.flows[0].counters.completed_msgs, 2);
     assert_eq!(r.flows[0].counters.sl, 1);
 }
+
+/// Per-flow results that must match between two runs (every counter of
+/// traffic that starts after a run-time setting).
+fn flow_outcome(r: &ibcloud_netsim::SimResult) -> Vec<String> {
+    r.flows
+        .iter()
+        .map(|x| format!("{:?}", x.counters))
+        .collect()
+}
+
+#[test]
+fn vl_arbitration_set_at_run_time_acts_as_from_time_zero_on_later_traffic() {
+    // An SM rewriting the VLArbitration tables at 100 us: traffic that starts
+    // at 200 us sees exactly what the same tables from time 0 give it, and
+    // the tables matter (the default 32:32 gives another split).
+    let (f, t) = star(3, "4xQDR");
+    let spec = TrafficSpec::parse_compact(
+        "flow:src=H1,dst=H3,sl=0,start=200us;flow:src=H2,dst=H3,sl=1,start=200us",
+    )
+    .unwrap();
+    let table = VlArbitration {
+        low: VlArbitration::parse_table("0:254,1:1").unwrap(),
+        ..Default::default()
+    };
+    let base = SimConfig {
+        vls: 2,
+        ..SimConfig::default()
+    };
+    let from_zero = SimConfig {
+        vl_arbitration: table.clone(),
+        ..base.clone()
+    };
+    let end = 800 * US;
+    let r0 = Simulation::new(&f, &t, &from_zero, &spec, end)
+        .unwrap()
+        .run()
+        .unwrap();
+    let mut sim = Simulation::new(&f, &t, &base, &spec, end).unwrap();
+    sim.schedule(&[TimedAction {
+        time: 100 * US,
+        action: Action::SetVlArbitration {
+            table: table.clone(),
+        },
+    }])
+    .unwrap();
+    let r1 = sim.run().unwrap();
+    assert_eq!(flow_outcome(&r0), flow_outcome(&r1));
+    let (a, b) = (gbps(&r1, 0, 300 * US, end), gbps(&r1, 1, 300 * US, end));
+    // 254 × 64 B = 8 packets of 2 KB per packet of VL1 (weight 1 still lets one packet through).
+    assert!(a > 6.0 * b, "254:1 gives VL0 {a:.2}, VL1 {b:.2}");
+    let plain = Simulation::new(&f, &t, &base, &spec, end)
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_ne!(flow_outcome(&plain), flow_outcome(&r1));
+    // A table naming a VL that is not operational is refused.
+    let bad = VlArbitration {
+        low: VlArbitration::parse_table("0:32,3:32").unwrap(),
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(&f, &t, &base, &spec, end).unwrap();
+    let e = sim
+        .schedule(&[TimedAction {
+            time: 0,
+            action: Action::SetVlArbitration { table: bad },
+        }])
+        .unwrap_err();
+    assert!(e.to_string().contains("VL 3"), "{e}");
+}
+
+#[test]
+fn congestion_control_set_at_run_time_acts_as_from_time_zero_on_later_traffic() {
+    // Incast of two greedy senders into H3 (the switch port towards H3 marks)
+    // plus a victim-free pair; CC pushed at 50 us, traffic from 100 us.
+    let (f, t) = star(4, "4xQDR");
+    let spec = TrafficSpec::parse_compact(
+        "flow:src=H1,dst=H3,size=2048,start=100us;flow:src=H2,dst=H3,size=2048,start=100us;\
+         flow:src=H4,dst=H1,size=65536,start=100us",
+    )
+    .unwrap();
+    let cc = CcConfig::default();
+    let end = 600 * US;
+    let on = SimConfig {
+        congestion_control: Some(cc.clone()),
+        ..SimConfig::default()
+    };
+    let r0 = Simulation::new(&f, &t, &on, &spec, end)
+        .unwrap()
+        .run()
+        .unwrap();
+    let mut sim = Simulation::new(&f, &t, &SimConfig::default(), &spec, end).unwrap();
+    sim.schedule(&[TimedAction {
+        time: 50 * US,
+        action: Action::SetCongestionControl {
+            config: Some(cc.clone()),
+        },
+    }])
+    .unwrap();
+    let r1 = sim.run().unwrap();
+    assert_eq!(flow_outcome(&r0), flow_outcome(&r1));
+    assert!(
+        r1.flows[0].counters.ccti > 0 || r1.ports.iter().any(|p| p.fecn_marked > 0),
+        "the incast must be marked, or the test proves nothing"
+    );
+    let off = Simulation::new(&f, &t, &SimConfig::default(), &spec, end)
+        .unwrap()
+        .run()
+        .unwrap();
+    assert_ne!(flow_outcome(&off), flow_outcome(&r1));
+    // Turning it off again at run time: later traffic as without CC.
+    let late = TrafficSpec::parse_compact(
+        "flow:src=H1,dst=H3,size=2048,start=300us;flow:src=H2,dst=H3,size=2048,start=300us",
+    )
+    .unwrap();
+    let r_off = Simulation::new(&f, &t, &SimConfig::default(), &late, end)
+        .unwrap()
+        .run()
+        .unwrap();
+    let mut sim = Simulation::new(&f, &t, &on, &late, end).unwrap();
+    sim.schedule(&[TimedAction {
+        time: 200 * US,
+        action: Action::SetCongestionControl { config: None },
+    }])
+    .unwrap();
+    assert_eq!(flow_outcome(&r_off), flow_outcome(&sim.run().unwrap()));
+    // A bad setting is refused with the reason.
+    let mut sim = Simulation::new(&f, &t, &SimConfig::default(), &spec, end).unwrap();
+    let e = sim
+        .schedule(&[TimedAction {
+            time: 0,
+            action: Action::SetCongestionControl {
+                config: Some(CcConfig {
+                    ccti_timer: 0,
+                    ..cc
+                }),
+            },
+        }])
+        .unwrap_err();
+    assert!(e.to_string().contains("ccti-timer"), "{e}");
+}

@@ -9,7 +9,8 @@ use crate::model::{
 use ibcloud_netsim::{CcConfig, CctEntry, VlArbEntry};
 
 /// The four static hardware policies of G Table 4/6.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// CC on, QoS SL0→VL0, SL1→VL1, weights 32:32.
     StMax,
@@ -22,7 +23,8 @@ pub enum Preset {
 }
 
 /// G §9 A11: which SLs get congestion control in the "Max" policies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CcSls {
     /// Every SL, SL0 (transactional) and SL1 (everything else) alike ("all
     /// VMs equally"). Default.

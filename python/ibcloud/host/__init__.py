@@ -139,6 +139,22 @@ class HostResult:
         df["applied_s"] = df.pop("applied") * PS
         return df
 
+    def sm_pushes(self) -> pd.DataFrame:
+        """Every push of the run's subnet manager (docs/host.md): who asked,
+        the preset and parts, MADs, restart, when the SM got it and when it
+        was in force (s), and any error.
+
+        >>> list(_example().sm_pushes().columns)[:4]
+        ['by', 'tag', 'policy', 'parts']
+        """
+        cols = ["by", "tag", "policy", "parts", "cc_sls", "received_s", "restart_s", "cc_mads", "qos_mads",
+                "in_force_s", "spread_s", "error"]
+        rows = [{"by": r["by"], "tag": r["tag"], "policy": r["request"]["preset"], "parts": r["request"]["parts"],
+                 "cc_sls": r["request"]["cc_sls"], "received_s": r["received"] * PS, "restart_s": r["restart"] * PS,
+                 "cc_mads": r["cc_mads"], "qos_mads": r["qos_mads"], "in_force_s": r["in_force"] * PS,
+                 "spread_s": r["spread"] * PS, "error": r["error"]} for r in self.raw.get("sm", [])]
+        return pd.DataFrame(rows, columns=cols)
+
     def controllers(self) -> List[Dict[str, Any]]:
         """The controllers' own reports (IBMon: per-VM averages, samples).
 
@@ -190,6 +206,7 @@ class HostResult:
             "events": self.events,
             "workloads": self.raw["workloads"],
             "actions": len(self.raw["actions"]),
+            "sm": self.raw.get("sm", []),
             "controllers": [{k: v for k, v in c.items() if k not in ("samples", "decisions", "records")}
                             for c in self.controllers()],
         }

@@ -46,6 +46,17 @@ PRICING = ("eb-dist", "hb-dist", "eb-local", "hb-local")
 PLATFORM = ("cc-dist", "pc-dist")
 #: G Table 6's static hardware policies (the fabric's QoS and CC presets, docs/qos.md).
 HARDWARE = ("stmax", "stmaxq")
+#: The DRX-triggered ones: QoS from the start (G §4.5), Table 5's CC pushed through the SM at the first violation.
+DRX_HARDWARE = ("drxmax", "drxmaxq")
+#: Beside R8 (never judged): StMax's CC alone (its QoS alone is DRXMax/DRXMaxQ when DRX never pushes: the same
+#: scenario with a controller that only watches). With ``--r8-causes`` also the packet-level uncontrolled run and
+#: DRXMaxQ with its QoS pushed at the violation (SM restart; only QPs created afterwards take the new SLs): two
+#: runs of ≈ 5·10⁸ events each, about a minute of CPU each, so the default size skips them.
+R8_BESIDE = ("stmax/cc-only",)
+R8_CAUSES = ("none/packet", "drxmaxq/qos-at-violation")
+#: Event budget of the packet-level runs at the default scale 0.1 (an uncontrolled one needs ≈ 5.2·10⁸), scaled
+#: with the run's length at larger scales.
+HW_EVENTS = 1_000_000_000
 SLA = 0.15          # G: Nectere within 15 % of its base CQE/s
 CAP_TOL = 5.0       # caps "≈ N": ±5 points
 SAME = 0.05         # "about equal" / "close to baseline": 5 %
@@ -207,7 +218,7 @@ def _price_runs(rep: Dict[str, Any], interval: float) -> Dict[int, int]:
     return out
 
 
-def _cases(hosts: int, scale: float, sla: float) -> _Runs:
+def _cases(hosts: int, scale: float, sla: float, beside: bool = True, causes: bool = False) -> _Runs:
     runs = _Runs()
     for layout in LAYOUTS:
         sc = scenario(layout, hosts, scale)
@@ -226,17 +237,70 @@ def _cases(hosts: int, scale: float, sla: float) -> _Runs:
         # G Table 6's static policies (R8, R9): QoS and CC from time 0; bulk flows packet-level, since fluid flows
         # see neither VL arbitration nor CC. Heaviest runs first.
         for q in HARDWARE:
-            sc = scenario(layout, hosts, scale)
-            for w in sc["workloads"]:
-                w["mode"] = "packet"
-            sc["fabric"]["qos"] = q
-            runs.cases.insert(0, (f"{layout}/{q}", sc))
+            runs.cases.insert(0, (f"{layout}/{q}", _hardware(layout, hosts, scale, sla, q)))
+    for name in DRX_HARDWARE + (R8_BESIDE if beside else ()) + (R8_CAUSES if causes else ()):
+        runs.cases.insert(0, (f"symmetric/{name}", _hardware("symmetric", hosts, scale, sla, name)))
     for setup in ("a", "b"):
         sc = sensitivity(setup, scale)
         runs.add(f"fig36{setup}/none", sc)
         for p in ("eb-dist", "hb-dist"):
             runs.add(f"fig36{setup}/{p}", dict(sc, controllers=[controller(p, sc, scale, sla)]))
     return runs
+
+
+def _hardware(layout: str, hosts: int, scale: float, sla: float, name: str) -> Dict[str, Any]:
+    """A hardware-policy run of ``layout`` with the bulk flows packet-level
+    (fluid flows see neither VL arbitration nor CC). ``name``: ``stmax`` or
+    ``stmaxq`` (QoS and CC from time 0); ``drxmax`` or ``drxmaxq`` (QoS from
+    time 0, DRX pushes the CC through the SM at the first violation);
+    ``<static>/cc-only`` or ``/qos-only`` (one part of the preset from time
+    0); ``drxmaxq/qos-at-violation`` (QoS and CC pushed at the violation, SM
+    restart, SLs from the SA at QP creation); ``none/packet`` (uncontrolled).
+
+    >>> sc = _hardware("symmetric", 2, 0.1, 900.0, "drxmax")
+    >>> sc["fabric"]["qos"], sc["fabric"]["qos-parts"], sc["controllers"][0]["policy"]
+    ('drxmax', 'qos', 'drxmax')
+    >>> _hardware("symmetric", 2, 0.1, 900.0, "drxmaxq/qos-at-violation")["sm"]
+    {'path-sl': 'sa'}
+    """
+    sc = scenario(layout, hosts, scale)
+    sc["max-events"] = max(HW_EVENTS, int(HW_EVENTS * 0.1 / scale))  # events grow with the run's length
+    for w in sc["workloads"]:
+        w["mode"] = "packet"
+    policy, _, variant = name.partition("/")
+    if policy == "none":
+        return sc
+    if variant == "qos-at-violation":
+        sc["fabric"]["vls"] = 2
+        sc["sm"] = {"path-sl": "sa"}
+        sc["controllers"] = [dict(controller(policy, sc, scale, sla), **{"qos-at": "violation"})]
+        return sc
+    sc["fabric"]["qos"] = policy
+    if variant:
+        sc["fabric"]["qos-parts"] = variant.split("-")[0]
+    if policy in DRX_HARDWARE:
+        sc["fabric"]["qos-parts"] = "qos"
+        sc["controllers"] = [controller(policy, sc, scale, sla)]
+    return sc
+
+
+def _push(rep: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The first run-time hardware push of a DRX report: violation detected,
+    request at the SM, in force (s), the SM's MADs and restart, and
+    violation → in force (ms)."""
+    hw = [h for h in rep.get("hardware", []) if h.get("event") is not None]
+    if not hw:
+        return None
+    ev = hw[0]["event"]
+    det = next((r["detected"] for r in rep.get("responses", []) if r["event"] == ev), None)
+    sm = hw[0].get("sm") or {}
+    out = {"settings": [h["setting"] for h in hw if h["event"] == ev], "sent_s": hw[0]["sent"] * 1e-12,
+           "in_force_s": hw[0]["applied"] * 1e-12, "mads": sm.get("cc_mads", 0) + sm.get("qos_mads", 0),
+           "restart_s": sm.get("restart", 0) * 1e-12, "by_sm": bool(sm)}
+    if det is not None:
+        out["detected_s"] = det * 1e-12
+        out["violation_to_in_force_ms"] = (hw[0]["applied"] - det) * 1e-9
+    return out
 
 
 def _case(r: Any, scale: float, base: Dict[str, Any], none: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -261,18 +325,23 @@ def _case(r: Any, scale: float, base: Dict[str, Any], none: Optional[Dict[str, A
         st["violations"] = len(viol)
         st["time_to_sla_s"] = _time_to_sla(viol, epoch, end, interval)
         st["price_runs"] = {rep["vmes"][k]: v for k, v in _price_runs(rep, interval).items()}
+        push = _push(rep)
+        if push is not None:
+            st["push"] = push
     return st
 
 
 @checked_ints(workers=(1, 1024), hosts=(2, 36))
 def reproduce(size: str = "default", workers: Optional[int] = None, hosts: Optional[int] = None,
-              scale: Optional[float] = None) -> Dict[str, Any]:
+              scale: Optional[float] = None, r8_causes: bool = False) -> Dict[str, Any]:
     """Runs every case of ``size`` (``default``: 8 hosts at scale 0.1;
     ``full``: scale 1; ``tour``: 4 hosts at 0.02) and judges the claims.
 
-    The tour runs in about 15 s; ``reproduce("tour")["cases"]`` holds
+    The tour runs in about 30 s (it skips R8's CC-alone run); ``reproduce("tour")["cases"]`` holds
     ``symmetric/none``, ``symmetric/eb-dist`` … with their degradation,
-    losses and caps.
+    losses and caps. ``r8_causes`` adds R8's two heavy cause-isolation runs
+    (the packet-level uncontrolled run, DRXMaxQ's QoS pushed at the
+    violation).
 
     >>> reproduce("huge")
     Traceback (most recent call last):
@@ -289,16 +358,18 @@ def reproduce(size: str = "default", workers: Optional[int] = None, hosts: Optio
     sla = min(cq.values()) if cq else 0.0
     if not sla > 0:
         raise ParseError("drx: Nectere completed nothing alone; nothing to judge")
-    res = _cases(hosts, scale, sla).run(workers)
+    # The tour skips R8's unjudged cause-isolation runs (four packet-level runs).
+    res = _cases(hosts, scale, sla, beside=size != "tour", causes=r8_causes).run(workers)
     cases: Dict[str, Any] = {}
     for name in res:
         if name.endswith("/none") or name.endswith("/skeleton"):
             cases[name] = _case(res[name], scale, alone, None)
     for name, r in res.items():
         if not (name.endswith("/none") or name.endswith("/skeleton")):
-            hw = name.split("/")[1] in HARDWARE  # another time scale: no loss against the hybrid run
+            # Another time scale: no loss against the hybrid run.
+            hw = name.split("/")[1] in HARDWARE + DRX_HARDWARE or name.endswith("/packet")
             cases[name] = _case(r, scale, alone, None if hw else cases[name.split("/")[0] + "/none"])
-    s: Dict[str, Any] = {"size": size, "hosts": hosts, "scale": scale,
+    s: Dict[str, Any] = {"size": size, "hosts": hosts, "scale": scale, "r8_causes": r8_causes,
                          "time_scale": f"1 simulated s = {1 / scale:g} G s: epoch {G_TIMES['epoch'] * scale:g} s, "
                                        f"interval {G_TIMES['interval'] * scale:g} s, Linpack at "
                                        f"{G_TIMES['linpack'] * scale:g} s, Nectere at {G_TIMES['nectere'] * scale:g} s, "
@@ -407,9 +478,35 @@ def _judge(s: Dict[str, Any]) -> List[Check]:
         all(loss(p, k, "asym2") <= SAME for p in PRICING for k in kinds),
         "; ".join(f"{p}: " + ", ".join(f"{k} {_pct(loss(p, k, 'asym2'))}" for k in kinds) for p in PRICING)))
     hw = {k: d[k] for k in (f"{lay}/{q}" for lay in ("symmetric", "asym1") for q in HARDWARE)}
+    def qos_only(q: str) -> str:
+        x = c.get(f"symmetric/{q}")
+        if x is None:
+            return "n/a"
+        return "n/a (DRX pushed)" if x.get("push") else _pct(x.get("degradation"))
+
+    iso = (f"CC only (StMax's Table 5 CC, one VL) {_pct(d.get('symmetric/stmax/cc-only'))}; QoS only 32:32 "
+           f"{qos_only('drxmax')}, 254:1 {qos_only('drxmaxq')} (DRXMax/DRXMaxQ runs, DRX never pushed); "
+           f"packet-level uncontrolled {_pct(d.get('symmetric/none/packet'))}")
     out.append(reg["R8-floor"].judge(all(hw[f"symmetric/{q}"] >= SLA for q in HARDWARE),
                                      ", ".join(f"{q} {_pct(hw[f'symmetric/{q}'])}" for q in HARDWARE) +
-                                     " (bulk packet-level; capping: EB-Dist " + _pct(d["symmetric/eb-dist"]) + ")"))
+                                     " (bulk packet-level; capping: EB-Dist " + _pct(d["symmetric/eb-dist"]) +
+                                     f"). Cause isolation, not judged: {iso}"))
+    st = {q: d.get(f"symmetric/{q}") for q in HARDWARE + DRX_HARDWARE}
+    pairs = (("stmax", "drxmax"), ("stmaxq", "drxmaxq"))
+    ok = all(st[a] is not None and st[b] is not None and st[a] <= st[b] for a, b in pairs)
+
+    def push(q: str) -> str:
+        p = c.get(f"symmetric/{q}", {}).get("push")
+        if not p:
+            return f"{q}: no push (no violation)"
+        return (f"{q}: CC in force {p.get('violation_to_in_force_ms', float('nan')):.2f} ms after the violation "
+                f"({p['mads']} MADs{', SM restart %g s' % p['restart_s'] if p['restart_s'] else ''})")
+
+    qv = c.get("symmetric/drxmaxq/qos-at-violation", {})  # only with --r8-causes
+    out.append(reg["R8-static"].judge(ok, "; ".join(f"{a} {_pct(st[a])} vs {b} {_pct(st[b])}" for a, b in pairs) +
+                                      "; " + "; ".join(push(q) for q in DRX_HARDWARE) +
+                                      f" (beside, not judged: DRXMaxQ with its QoS pushed at the violation "
+                                      f"{_pct(qv.get('degradation'))})"))
     best = min(a1.values())
     out.append(reg["R9"].judge(all(hw[f"asym1/{q}"] < best and 0.15 <= hw[f"asym1/{q}"] <= 0.25 for q in HARDWARE),
                                ", ".join(f"{q} {_pct(hw[f'asym1/{q}'])}" for q in HARDWARE) +
@@ -433,7 +530,17 @@ def _print(s: Dict[str, Any]) -> None:
               f"{_pct(lo.get('hadoop')) if 'hadoop' in lo else '':>11} "
               f"{_pct(lo.get('linpack')) if 'linpack' in lo else '':>12} {cs:>24} "
               f"{'' if tts is None else f'{tts:.2f}':>8}")
-    print("Judged: the policies as written; '/repaired' (A1, A5) and '/cap-25' (A6's other reading) are printed only.")
+    for name, x in s["cases"].items():
+        p = x.get("push")
+        if p:
+            print(f"  {name}: SM push {'+'.join(p['settings'])}: violation at {p.get('detected_s', float('nan')):.3f} s, "
+                  f"request at the SM {p['sent_s']:.4f} s, in force {p['in_force_s']:.4f} s "
+                  f"({p.get('violation_to_in_force_ms', float('nan')):.2f} ms; {p['mads']} MADs"
+                  f"{', SM restart %g s' % p['restart_s'] if p['restart_s'] else ''})")
+    print("Judged: the policies as written; '/repaired' (A1, A5) and '/cap-25' (A6's other reading) are printed only; "
+          "hardware runs (stmax … drxmaxq) are bulk packet-level; 'stmax/cc-only', 'none/packet' and "
+          "'drxmaxq/qos-at-violation' are printed only (R8's cause isolation and G's other DRXMaxQ reading; the "
+          "last two with --r8-causes).")
     if "motivation" in s:
         for line in sphinx_motivation.describe(s["motivation"]):
             print(line)
@@ -454,6 +561,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hosts", type=integer(2), default=None, metavar="N", help="hosts (default: the size's)")
     parser.add_argument("--threads", type=integer(1), default=None, metavar="N",
                         help="scenarios run at once (default: every CPU; results do not depend on it)")
+    parser.add_argument("--r8-causes", action="store_true",
+                        help="add R8's two heavy cause-isolation runs (packet-level uncontrolled; DRXMaxQ's QoS "
+                             "pushed at the violation): about two more minutes of CPU")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--out", default=None, help="write summary.json into this folder")
 
@@ -470,5 +580,5 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.hosts is not None and args.hosts > 36:
         raise ParseError(f"drx: --hosts must be at most 36 (one 36-port switch), got {args.hosts}")
-    s = reproduce(args.size, args.threads, args.hosts)
+    s = reproduce(args.size, args.threads, args.hosts, r8_causes=args.r8_causes)
     return finish(s, args, _print)

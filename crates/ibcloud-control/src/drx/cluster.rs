@@ -11,7 +11,9 @@ use super::manager::{Manager, PmOut};
 use super::messages::{Mailbox, Message};
 use super::placement::Placement;
 use super::pricing::PriceKey;
-use super::record::{CapCommand, DrxRecord, HardwareAction, HardwareSetting, RecordKind, Response};
+use super::record::{
+    CapCommand, DrxRecord, HardwareAction, HardwareSetting, RecordKind, Response, SmTiming,
+};
 use super::workload::{configure, Configuration, Priority, Workload};
 use crate::Time;
 use serde::Serialize;
@@ -49,6 +51,8 @@ pub struct Drx {
     records: Vec<DrxRecord>,
     responses: BTreeMap<u64, Response>,
     hardware: Vec<HardwareAction>,
+    /// An SM model reports when pushes take effect.
+    external_sm: bool,
 }
 
 /// The summary of violation-to-cap times (G R5).
@@ -145,17 +149,22 @@ impl Drx {
             .collect();
         let mut hardware = Vec::new();
         if let Some((qos, is_static)) = ctx.cfg.policy.hardware() {
-            // QoS is static for every hardware policy (it applies to QPs
-            // created after the SM restart, G §3.3); CC too for St*.
+            // QoS is static (it applies to QPs created after the SM restart,
+            // G §3.3) unless `qos-at = "violation"` makes DRXMax/DRXMaxQ push
+            // it with the CC; CC is static for St*.
             let mut push = |setting| {
                 hardware.push(HardwareAction {
                     issued: 0,
+                    sent: 0,
                     applied: ctx.cfg.mad_latency,
+                    sm: None,
                     setting,
                     event: None,
                 })
             };
-            push(qos);
+            if is_static || ctx.cfg.qos_at == super::config::QosAt::Start {
+                push(qos);
+            }
             if is_static {
                 push(HardwareSetting::CongestionControl);
             }
@@ -173,6 +182,7 @@ impl Drx {
             records,
             responses: BTreeMap::new(),
             hardware,
+            external_sm: false,
             ctx,
         })
     }
@@ -212,9 +222,14 @@ impl Drx {
         for (_, m) in out.to_ha {
             self.mail.send(at, m);
         }
-        for h in &out.hardware {
-            if let Some(r) = h.event.and_then(|e| self.responses.get_mut(&e)) {
-                r.applied(h.applied);
+        if !self.external_sm {
+            for h in &out.hardware {
+                if let Some(r) = h.event.and_then(|e| self.responses.get_mut(&e)) {
+                    r.applied(h.applied);
+                }
+                let mut r = DrxRecord::at(h.applied, RecordKind::HardwareInForce);
+                r.event = h.event;
+                self.records.push(r);
             }
         }
         self.hardware.extend(out.hardware);
@@ -306,6 +321,33 @@ impl Drx {
     /// Hardware settings pushed.
     pub fn hardware(&self) -> &[HardwareAction] {
         &self.hardware
+    }
+
+    /// An SM model times the pushes: [`Drx::sm_in_force`] reports when
+    /// each took effect (instead of `sent` + `mad-latency`).
+    pub fn use_external_sm(&mut self) {
+        self.external_sm = true;
+    }
+
+    /// The SM reports that the push answering violation `event` is in force
+    /// at `t`: every hardware action of it gets that time, the violation's
+    /// response counts it (violation → in force), and a record is logged.
+    pub fn sm_in_force(&mut self, event: u64, t: Time, sm: SmTiming) {
+        let mut n = 0;
+        for h in self.hardware.iter_mut().filter(|h| h.event == Some(event)) {
+            h.applied = t;
+            h.sm = Some(sm);
+            n += 1;
+        }
+        if n == 0 {
+            return;
+        }
+        if let Some(r) = self.responses.get_mut(&event) {
+            r.applied(t);
+        }
+        let mut r = DrxRecord::at(t, RecordKind::HardwareInForce);
+        r.event = Some(event);
+        self.records.push(r);
     }
 
     /// The Workload Configurator's answer.
@@ -603,11 +645,41 @@ mod tests {
         let hw = d.hardware();
         assert_eq!(hw[0].setting, HardwareSetting::QosPriority);
         assert_eq!(hw[0].applied, MS);
-        // CC pushed once, at the first violation + processing + MAD.
+        // CC pushed once: the violation (detected at S) reaches the PM after
+        // 1 ms, the request the SM after processing + 1 ms, in force one
+        // MAD latency (1 ms, no SM model here) later.
         assert_eq!(hw.len(), 2);
         assert_eq!(hw[1].setting, HardwareSetting::CongestionControl);
-        assert_eq!(hw[1].applied, S + MS + MS / 10 + MS);
+        assert_eq!(hw[1].sent, S + MS + MS / 10 + MS);
+        assert_eq!(hw[1].applied, S + MS + MS / 10 + MS + MS);
         assert!(d.records().iter().all(|r| r.kind != RecordKind::Cap));
+        let in_force = d
+            .records()
+            .iter()
+            .filter(|r| r.kind == RecordKind::HardwareInForce)
+            .count();
+        assert_eq!(in_force, 1);
+        // G's alternative reading: DRXMaxQ pushes its QoS with the CC.
+        let (mut c, p) = cfg(PolicyKind::DrxMaxQ);
+        c.qos_at = super::super::config::QosAt::Violation;
+        let (d, _) = run(c, &p, 4);
+        let hw = d.hardware();
+        assert_eq!(hw.len(), 2);
+        assert!(hw.iter().all(|h| h.event.is_some()));
+        assert_eq!(hw[0].setting, HardwareSetting::QosPriority);
+        // An SM model's time replaces the estimate.
+        let (c, p) = cfg(PolicyKind::DrxMax);
+        let (mut d, _) = run(c, &p, 4);
+        let e = d.hardware()[1].event.unwrap();
+        let sm = SmTiming {
+            cc_mads: 25,
+            qos_mads: 0,
+            restart: 0,
+            spread: 0,
+        };
+        d.sm_in_force(e, 5 * S, sm);
+        assert_eq!(d.hardware()[1].applied, 5 * S);
+        assert_eq!(d.hardware()[1].sm, Some(sm));
         let (c, p) = cfg(PolicyKind::StMax);
         let (d, _) = run(c, &p, 2);
         assert_eq!(d.hardware().len(), 2);

@@ -90,6 +90,21 @@ impl PolicyKind {
     }
 }
 
+/// When the DRX policies' QoS (G Table 6) reaches the fabric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QosAt {
+    /// Before the workloads start, as for StMax/StMaxQ (G §3.3: QoS "applies
+    /// only to QPs created after the SM restarts, so QoS is effectively
+    /// static"; G §4.5: DRXMax's QoS "as StMax"); DRX pushes only the CC.
+    /// Default.
+    #[default]
+    Start,
+    /// With the CC at the first violation: the SM restarts for the QoS, and
+    /// only QPs created afterwards use the new SL/VL mapping.
+    Violation,
+}
+
 /// A4: what PD is measured against.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -100,6 +115,17 @@ pub enum PdReference {
     /// PD = (threshold − m)/threshold with threshold = level·(1 −
     /// tolerance); violation when PD > 0.
     Threshold,
+}
+
+/// G §9 A11: which SLs the hardware policies' CC covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcSlsChoice {
+    /// Every SL ("all VMs equally"). Default.
+    #[default]
+    All,
+    /// Every SL but SL0 (Nectere's).
+    Bulk,
 }
 
 /// A7: what Local policies price.
@@ -180,8 +206,13 @@ pub struct DrxConfig {
     pub message_latency: Time,
     /// PM processing time per violation.
     pub pm_processing: Time,
-    /// PM → SM → fabric MAD latency.
+    /// PM → SM → fabric MAD latency, as one lump: used only when no SM
+    /// model times the push (under the host simulator its `[sm]` does).
     pub mad_latency: Time,
+    /// DRXMax/DRXMaxQ: when their QoS is in force.
+    pub qos_at: QosAt,
+    /// G §9 A11: the SLs their CC covers.
+    pub cc_sls: CcSlsChoice,
     /// CFS period of the caps.
     pub cfs_period: Time,
     /// The ensembles.
@@ -216,6 +247,8 @@ impl DrxConfig {
             message_latency: MS,
             pm_processing: MS / 10,
             mad_latency: MS,
+            qos_at: QosAt::Start,
+            cc_sls: CcSlsChoice::All,
             cfs_period: 100 * MS,
             vmes,
         }
@@ -250,7 +283,7 @@ const KEYS: [&str; 21] = [
     "pm-processing",
     "mad-latency",
 ];
-const EXTRA_KEYS: [&str; 1] = ["cfs-period"];
+const EXTRA_KEYS: [&str; 3] = ["cfs-period", "qos-at", "cc-sls"];
 const VME_KEYS: [&str; 7] = [
     "vms",
     "g",
@@ -416,6 +449,14 @@ impl DrxConfig {
         c.pm_processing = latency(&p, "pm-processing", c.pm_processing)?;
         c.mad_latency = latency(&p, "mad-latency", c.mad_latency)?;
         c.cfs_period = p.duration("cfs-period", c.cfs_period)?;
+        c.qos_at = match p.choice("qos-at", &["start", "violation"])? {
+            "start" => QosAt::Start,
+            _ => QosAt::Violation,
+        };
+        c.cc_sls = match p.choice("cc-sls", &["all", "bulk"])? {
+            "all" => CcSlsChoice::All,
+            _ => CcSlsChoice::Bulk,
+        };
         Ok(c)
     }
 }

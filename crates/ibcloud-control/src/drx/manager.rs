@@ -263,17 +263,29 @@ impl Manager {
                     ));
                 }
             }
-        } else if let Some((_, is_static)) = policy.hardware() {
+        } else if let Some((qos, is_static)) = policy.hardware() {
             if !is_static && !self.cc_pushed {
+                // G §4.5: the first violation makes the PM ask the SM for
+                // Table 5's CC (and, with `qos-at = "violation"`, Table 6's
+                // QoS); the request reaches the SM after the PM's processing
+                // and the PM → SM message.
                 self.cc_pushed = true;
-                let applied = t + ctx.cfg.pm_processing + ctx.cfg.mad_latency;
-                out.hardware.push(HardwareAction {
-                    issued: t,
-                    applied,
-                    setting: HardwareSetting::CongestionControl,
-                    event: Some(event),
-                });
-                let mut r = DrxRecord::at(applied, RecordKind::Hardware);
+                let sent = t + ctx.cfg.pm_processing + ctx.cfg.message_latency;
+                let mut settings = vec![HardwareSetting::CongestionControl];
+                if ctx.cfg.qos_at == super::config::QosAt::Violation {
+                    settings.insert(0, qos);
+                }
+                for setting in settings {
+                    out.hardware.push(HardwareAction {
+                        issued: t,
+                        sent,
+                        applied: sent + ctx.cfg.mad_latency,
+                        sm: None,
+                        setting,
+                        event: Some(event),
+                    });
+                }
+                let mut r = DrxRecord::at(t, RecordKind::Hardware);
                 r.event = Some(event);
                 r.vm = Some(vm);
                 r.host = Some(host);

@@ -29,8 +29,10 @@ pub enum RecordKind {
     EpochReset,
     /// Slow restore step (A8 option).
     Restore,
-    /// The PM pushed a hardware setting through the SM.
+    /// The PM asked the SM to push a hardware setting.
     Hardware,
+    /// A pushed hardware setting is in force on the fabric.
+    HardwareInForce,
 }
 
 /// One control action.
@@ -124,14 +126,33 @@ pub enum HardwareSetting {
     QosPriority,
 }
 
+/// How the SM carried a push out (from the host simulator's SM model).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SmTiming {
+    /// Congestion-control MADs.
+    pub cc_mads: usize,
+    /// QoS MADs.
+    pub qos_mads: usize,
+    /// SM restart (ps; QoS only).
+    pub restart: Time,
+    /// How much earlier than `applied` the first port's MAD arrived (ps).
+    pub spread: Time,
+}
+
 /// A setting pushed by the PM to the SM, which sends it as MADs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HardwareAction {
     /// When the PM decided (ps).
     pub issued: Time,
-    /// When it is in force on the fabric (issued + MAD latency; QoS applies
-    /// only to QPs created afterwards, G §3.3).
+    /// When the request reaches the SM (issued + PM processing + the PM → SM
+    /// message latency; the issue time for static settings).
+    pub sent: Time,
+    /// When it is in force on the fabric: the SM model's time (SM restart
+    /// for QoS, then the MADs) when one runs, else `sent` + `mad-latency`.
+    /// QoS applies only to QPs created afterwards (G §3.3).
     pub applied: Time,
+    /// The SM's account of the push, when an SM model carried it out.
+    pub sm: Option<SmTiming>,
     /// Which.
     pub setting: HardwareSetting,
     /// Violation that triggered it (DRXMax/DRXMaxQ), none when static.

@@ -3,7 +3,10 @@
 //! IBMon does (new CQEs, no timestamps); messages between HAs and the PM
 //! take their latency inside [`Drx`], and the controller wakes at every
 //! arrival. Caps become CFS quotas ([`Actuation::SetQuota`]) applied after
-//! the host's actuation delay.
+//! the host's actuation delay. DRXMax/DRXMaxQ's pushes become
+//! [`Actuation::SmPush`]es that reach the host's SM after the PM's
+//! processing and message latency; the SM's report (in the view) tells
+//! DRX when each took effect.
 //!
 //! The cluster layout (which VM on which host) is read from the view at
 //! start. [`crate::build_on`] (the factory the Python layer uses) also
@@ -13,6 +16,8 @@
 //! is the `error` of its report.
 
 use super::cap::cap_quota;
+use super::config::{CcSlsChoice, PolicyKind, QosAt};
+use super::record::SmTiming;
 use super::{Drx, DrxConfig};
 use crate::Time;
 use ibcloud_host::cq::RingReader;
@@ -26,6 +31,10 @@ pub struct DrxController {
     error: Option<String>,
     readers: Vec<RingReader>,
     cum: Vec<u64>,
+    /// Hardware actions already sent to the SM.
+    hw_sent: usize,
+    /// Violation events whose push is not yet known to be in force.
+    hw_waiting: Vec<u64>,
 }
 
 impl DrxController {
@@ -37,7 +46,29 @@ impl DrxController {
             error: None,
             readers: Vec::new(),
             cum: Vec::new(),
+            hw_sent: 0,
+            hw_waiting: Vec::new(),
         }
+    }
+
+    /// The SM request of the run-time push of `policy`.
+    fn sm_request(cfg: &DrxConfig) -> Option<ibcloud_host::sm::SmRequest> {
+        let preset = match cfg.policy {
+            PolicyKind::DrxMax => ibcloud_qos::Preset::DrxMax,
+            PolicyKind::DrxMaxQ => ibcloud_qos::Preset::DrxMaxQ,
+            _ => return None,
+        };
+        Some(ibcloud_host::sm::SmRequest {
+            preset,
+            cc_sls: match cfg.cc_sls {
+                CcSlsChoice::All => ibcloud_qos::CcSls::All,
+                CcSlsChoice::Bulk => ibcloud_qos::CcSls::Bulk,
+            },
+            parts: match cfg.qos_at {
+                QosAt::Start => ibcloud_host::sm::SmParts::Cc,
+                QosAt::Violation => ibcloud_host::sm::SmParts::All,
+            },
+        })
     }
 
     /// The control plane, once started.
@@ -101,7 +132,8 @@ impl HostController for DrxController {
     fn start(&mut self, view: &View<'_>) -> Time {
         let (hosts, vms) = layout(view.vms.iter().map(|v| (v.name, v.host)));
         match Drx::new(self.cfg.clone(), hosts, vms) {
-            Ok(d) => {
+            Ok(mut d) => {
+                d.use_external_sm();
                 let t = d.next_wakeup();
                 self.drx = Some(d);
                 self.readers = vec![RingReader::default(); view.vms.len()];
@@ -115,11 +147,29 @@ impl HostController for DrxController {
         }
     }
     fn step(&mut self, now: Time, view: &View<'_>, actions: &mut Vec<Actuation>) -> Time {
-        let Some(drx) = self.drx.as_mut() else {
+        if self.drx.is_none() {
             return 0;
-        };
+        }
         for (i, v) in view.vms.iter().enumerate().take(self.readers.len()) {
             self.cum[i] += self.readers[i].scan(v.cq, |_| {});
+        }
+        // Pushes the SM has carried out since the last step.
+        let name = self.name();
+        let drx = self.drx.as_mut().expect("started");
+        for r in view.sm.iter().filter(|r| r.by == name) {
+            if let Some(i) = self.hw_waiting.iter().position(|&e| e == r.tag) {
+                self.hw_waiting.remove(i);
+                drx.sm_in_force(
+                    r.tag,
+                    r.in_force,
+                    SmTiming {
+                        cc_mads: r.cc_mads,
+                        qos_mads: r.qos_mads,
+                        restart: r.restart,
+                        spread: r.spread,
+                    },
+                );
+            }
         }
         let period = self.cfg.cfs_period;
         for c in drx.step(now, &self.cum) {
@@ -128,6 +178,27 @@ impl HostController for DrxController {
                 quota: cap_quota(c.cap, period),
                 period,
             });
+        }
+        // New run-time pushes: one SM request per violation event.
+        let hw = drx.hardware();
+        let mut events: Vec<(u64, crate::Time)> = Vec::new();
+        for h in &hw[self.hw_sent.min(hw.len())..] {
+            if let Some(e) = h.event {
+                if !events.iter().any(|x| x.0 == e) {
+                    events.push((e, h.sent));
+                }
+            }
+        }
+        self.hw_sent = hw.len();
+        if let Some(request) = Self::sm_request(&self.cfg) {
+            for (tag, sent) in events {
+                self.hw_waiting.push(tag);
+                actions.push(Actuation::SmPush {
+                    request,
+                    after: sent.saturating_sub(now),
+                    tag,
+                });
+            }
         }
         drx.next_wakeup().saturating_sub(now).max(1)
     }
