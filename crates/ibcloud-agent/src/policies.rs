@@ -121,7 +121,9 @@ pub struct DrxAgent {
     sls: ibcloud_qos::CcSls,
     records: Vec<PolicyRecord>,
     fields: Vec<Map<String, Value>>,
-    rec_seen: usize,
+    /// How long DRX keeps a violation's response before folding it into its
+    /// totals (one epoch: every action for it has landed by then).
+    keep: Time,
     want: Option<FabricPolicy>,
     hardware: bool,
 }
@@ -132,6 +134,7 @@ impl DrxAgent {
         let dc = DrxConfig::from_params(&cfg.policy, names)?;
         let hardware = dc.policy.hardware().is_some();
         let interval = dc.interval;
+        let keep = dc.epoch;
         // One host: every VM of AGENT.toml is on it; the PM runs here.
         let vms = names.iter().map(|n| (n.clone(), 0)).collect();
         let drx = Drx::new(dc, vec![host_name()], vms).map_err(|e| format!("drx: {e}"))?;
@@ -147,7 +150,7 @@ impl DrxAgent {
             sls: cfg.opensm.as_ref().map_or(Default::default(), |o| o.cc_sls),
             records: Vec::new(),
             fields: vec![Map::new(); n],
-            rec_seen: 0,
+            keep,
             want: None,
             hardware,
         };
@@ -248,8 +251,9 @@ impl CapPolicy for DrxAgent {
                 f.insert("vme".into(), json!(place.vmes[j].name));
             }
         }
-        let recs = self.drx.records();
-        for r in &recs[self.rec_seen..] {
+        // DRX's new records, taken out of it so a long run's memory stays bounded.
+        let recs = self.drx.compact(now, self.keep);
+        for r in &recs {
             if let Some(vm) = r.vm.filter(|&v| v < self.fields.len()) {
                 let f = &mut self.fields[vm];
                 let kind = serde_json::to_value(r.kind).unwrap_or(Value::Null);
@@ -262,7 +266,6 @@ impl CapPolicy for DrxAgent {
                 }
             }
         }
-        self.rec_seen = recs.len();
         out
     }
     fn records(&self) -> &[PolicyRecord] {

@@ -50,9 +50,21 @@ pub struct Drx {
     next_event: u64,
     records: Vec<DrxRecord>,
     responses: BTreeMap<u64, Response>,
+    /// Responses folded out of `responses` by [`Drx::compact`] (a long-running
+    /// agent), kept as the totals `response_summary` needs.
+    folded: Folded,
     hardware: Vec<HardwareAction>,
     /// An SM model reports when pushes take effect.
     external_sm: bool,
+}
+
+/// Running totals of folded responses.
+#[derive(Clone, Copy, Debug, Default)]
+struct Folded {
+    violations: usize,
+    answered: usize,
+    sum_s: f64,
+    max_s: Option<f64>,
 }
 
 /// The summary of violation-to-cap times (G R5).
@@ -181,6 +193,7 @@ impl Drx {
             next_event: 0,
             records,
             responses: BTreeMap::new(),
+            folded: Folded::default(),
             hardware,
             external_sm: false,
             ctx,
@@ -313,6 +326,33 @@ impl Drx {
         &self.records
     }
 
+    /// Hands over the records made since the last call and forgets them,
+    /// and folds every response detected more than `keep` before `now`
+    /// into the totals of [`Drx::response_summary`]: a long-running agent
+    /// calls this each step so its memory stays bounded. `keep` must cover
+    /// the slowest path from a violation to its last action (the message
+    /// latencies, an SM restart); an epoch is ample.
+    pub fn compact(&mut self, now: Time, keep: Time) -> Vec<DrxRecord> {
+        let old: Vec<u64> = self
+            .responses
+            .values()
+            .filter(|r| r.detected.saturating_add(keep) < now)
+            .map(|r| r.event)
+            .collect();
+        for e in old {
+            if let Some(r) = self.responses.remove(&e) {
+                self.folded.violations += 1;
+                if let Some(l) = r.latency() {
+                    let s = l as f64 * 1e-12;
+                    self.folded.answered += 1;
+                    self.folded.sum_s += s;
+                    self.folded.max_s = Some(self.folded.max_s.map_or(s, |m| m.max(s)));
+                }
+            }
+        }
+        std::mem::take(&mut self.records)
+    }
+
     /// Every violation's response.
     pub fn responses(&self) -> Vec<&Response> {
         self.responses.values().collect()
@@ -388,11 +428,18 @@ impl Drx {
             .filter_map(|r| r.latency())
             .map(|l| l as f64 * 1e-9)
             .collect();
+        let f = self.folded;
+        let answered = lat.len() + f.answered;
+        let sum_ms = lat.iter().sum::<f64>() + f.sum_s * 1e3;
         ResponseSummary {
-            violations: self.responses.len(),
-            answered: lat.len(),
-            mean_ms: (!lat.is_empty()).then(|| lat.iter().sum::<f64>() / lat.len() as f64),
-            max_ms: lat.iter().copied().reduce(f64::max),
+            violations: self.responses.len() + f.violations,
+            answered,
+            mean_ms: (answered > 0).then(|| sum_ms / answered as f64),
+            max_ms: lat
+                .iter()
+                .copied()
+                .chain(f.max_s.map(|s| s * 1e3))
+                .reduce(f64::max),
         }
     }
 
@@ -581,6 +628,26 @@ mod tests {
         assert_eq!(a.records(), b.records());
         let j = serde_json::to_string(&a.report()).unwrap();
         assert!(j.contains("\"ss\":[\"nectere\"]"), "{}", &j[..200]);
+    }
+
+    #[test]
+    fn compact_bounds_memory_and_keeps_the_summary() {
+        let (c, p) = cfg(PolicyKind::HbDist);
+        let (mut d, _) = run(c, &p, 10);
+        let before = d.response_summary();
+        let n = d.records().len();
+        assert!(before.violations > 0 && n > 0);
+        // Nothing older than an hour: records handed over, responses kept.
+        let recs = d.compact(10 * S, 3600 * S);
+        assert_eq!(recs.len(), n);
+        assert!(d.records().is_empty() && !d.responses().is_empty());
+        // Everything older than 1 s folded into the totals; the summary is unchanged.
+        d.compact(20 * S, S);
+        assert!(d.responses().is_empty());
+        let after = d.response_summary();
+        assert_eq!((after.violations, after.answered), (before.violations, before.answered));
+        assert_eq!(after.max_ms, before.max_ms);
+        assert!((after.mean_ms.unwrap() - before.mean_ms.unwrap()).abs() < 1e-9);
     }
 
     #[test]
