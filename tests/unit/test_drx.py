@@ -51,3 +51,22 @@ def test_dccr_own_and_errors():
         dccr("zz", vms, vmes)
     with pytest.raises(ValueError, match="two VMEs"):
         dccr("n0", vms, {"x": ["n0"], "y": ["n0"]})
+
+
+def test_drx_records_as_a_dataframe_and_parquet(tmp_path):
+    """`host run --out` of a DRX scenario writes its log as drx_records.parquet
+    (names resolved), and the capping policies' table is not built from it."""
+    import pandas as pd
+
+    from ibcloud.host import run
+    from ibcloud.host.layouts import layout
+
+    r = run(layout("drx-symmetric", hosts=2, scale=0.02, policy="hb-dist", sla=1e9))
+    d = r.drx_records()
+    assert {"violation", "price", "cap", "epoch-reset"} <= set(d.kind)
+    caps = d[d.kind == "cap"]
+    assert caps.vm.str.contains("linpack|hadoop").all() and caps.cap.between(0, 100).all()
+    assert r.policy_records().empty
+    files = {p.name for p in r.write(tmp_path, plots=False)}
+    assert "drx_records.parquet" in files and "policy_records.parquet" not in files
+    assert len(pd.read_parquet(tmp_path / "drx_records.parquet")) == len(d)

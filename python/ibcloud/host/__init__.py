@@ -37,6 +37,11 @@ def _example() -> "HostResult":
     return run(Scenario.from_text(EXAMPLE))
 
 
+def _is_drx(report: Dict[str, Any]) -> bool:
+    """A DRX controller's report (docs/drx.md) rather than a capping policy's."""
+    return "responses" in report and "vmes" in report
+
+
 class HostResult:
     """Results of one run: per-VM time series, per-request latencies,
     workload summaries, controller actions and reports.
@@ -192,7 +197,33 @@ class HostResult:
         cols = ["policy", "time_s", "vm", "observed", "price", "balance", "cap"]
         rows = [{"policy": c.get("kind"), "time_s": r["time"] * PS, "vm": self.vm_names[r["vm"]],
                  "observed": r["observed"], "price": r["price"], "balance": r["balance"], "cap": r["cap"]}
-                for c in self.controllers() for r in c.get("records", [])]
+                for c in self.controllers() if not _is_drx(c) for r in c.get("records", [])]
+        return pd.DataFrame(rows, columns=cols)
+
+    @checked_ints
+    def drx_records(self, which: int = 0) -> pd.DataFrame:
+        """The ``which``-th DRX controller's log (G §10.3; docs/drx.md): one
+        row per control action — violation, price change, cap, epoch reset,
+        hardware push and its time in force — with the victim's PD, δP,
+        Δp/p, the price, δC and the cap, VMs and ensembles by name.
+
+        >>> list(_example().drx_records().columns)[:5]
+        ['time_s', 'kind', 'event', 'host', 'vm']
+        """
+        cols = ["time_s", "kind", "event", "host", "vm", "vme", "io", "pd", "dp", "rel", "price", "dc", "cap"]
+        reps = [c for c in self.controllers() if _is_drx(c)]
+        if not reps:
+            return pd.DataFrame(columns=cols)
+        rep = reps[which]
+        hosts, vmes = rep.get("hosts", []), rep.get("vmes", [])
+
+        def name(xs: List[str], i: Optional[int]) -> Optional[str]:
+            return None if i is None else xs[i]
+
+        rows = [{"time_s": r["time"] * PS, "kind": r["kind"], "event": r.get("event"),
+                 "host": name(hosts, r.get("host")), "vm": name(self.vm_names, r.get("vm")),
+                 "vme": name(vmes, r.get("vme")), **{k: r.get(k) for k in cols[6:]}}
+                for r in rep.get("records", [])]
         return pd.DataFrame(rows, columns=cols)
 
     def summary(self) -> Dict[str, Any]:
@@ -228,8 +259,10 @@ class HostResult:
             tables["latency_parts"] = self.latency_parts()
         if any(c.get("kind") == "ibmon" for c in self.controllers()):
             tables["ibmon"] = self.ibmon()
-        if any("records" in c for c in self.controllers()):
+        if any("records" in c and not _is_drx(c) for c in self.controllers()):
             tables["policy_records"] = self.policy_records()
+        for i in range(sum(1 for c in self.controllers() if _is_drx(c))):
+            tables["drx_records" + (f"_{i}" if i else "")] = self.drx_records(i)
         for name, df in tables.items():
             p = d / f"{name}.parquet"
             df.to_parquet(p, index=False)
