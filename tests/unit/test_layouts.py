@@ -60,3 +60,17 @@ def test_cli_writes_a_file_refuses_to_replace_it_and_host_run_reads_it(tmp_path,
 def test_toml_writer_names_what_toml_cannot_hold():
     with pytest.raises(ValueError, match=r"workloads\[0\]\.sl: TOML has no null"):
         to_toml({"duration": "1ms", "workloads": [{"kind": "nectere", "sl": None}]})
+
+
+def test_a_sphinx_layout_runs_and_writes_its_steps(tmp_path):
+    import pandas as pd
+
+    from ibcloud.host import run
+
+    sc = layout("sphinx-table8", policy="1:4")
+    sc["duration"] = "20ms"
+    r = run(sc)
+    steps = r.sphinx_steps()
+    assert len(steps) >= 15 and set(steps.target) == {0.25} and steps.delay_b.max() > 0
+    files = {p.name for p in r.write(tmp_path, plots=False)}
+    assert "sphinx_steps.parquet" in files and len(pd.read_parquet(tmp_path / "sphinx_steps.parquet")) == len(steps)

@@ -200,6 +200,19 @@ class HostResult:
                 for c in self.controllers() if not _is_drx(c) for r in c.get("records", [])]
         return pd.DataFrame(rows, columns=cols)
 
+    def sphinx_steps(self) -> pd.DataFrame:
+        """Every Sphinx controller's steps (docs/sphinx.md): per step and LP
+        group, the PLs, LP, target, error, price, resource and the delays
+        pushed (``delay_a``, ``delay_b``: CCT indices), and whether the
+        actuator saturated.
+
+        >>> _example().sphinx_steps().empty
+        True
+        """
+        rows = [dict(r, controller=i, time_s=r["time"] * PS)
+                for i, c in enumerate(self.controllers()) for r in c.get("sphinx", [])]
+        return pd.DataFrame(rows)
+
     @checked_ints
     def drx_records(self, which: int = 0) -> pd.DataFrame:
         """The ``which``-th DRX controller's log (G §10.3; docs/drx.md): one
@@ -261,6 +274,8 @@ class HostResult:
             tables["ibmon"] = self.ibmon()
         if any("records" in c and not _is_drx(c) for c in self.controllers()):
             tables["policy_records"] = self.policy_records()
+        if any(c.get("sphinx") for c in self.controllers()):
+            tables["sphinx_steps"] = self.sphinx_steps()
         for i in range(sum(1 for c in self.controllers() if _is_drx(c))):
             tables["drx_records" + (f"_{i}" if i else "")] = self.drx_records(i)
         for name, df in tables.items():
