@@ -12,6 +12,8 @@
 //! and [`NectereServer`] (closed-loop request/response, server FCFS plus a
 //! fixed compute time).
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use crate::cq::{Cqe, Opcode};
 use crate::Time;
 use std::collections::VecDeque;
@@ -413,6 +415,8 @@ pub struct NectereServer {
     cycle: Option<ReplyCycle>,
     served: u64,
     stamps: Option<StampChannel>,
+    /// Per-request compute spread: (fraction, generator).
+    jitter: Option<(f64, ChaCha8Rng)>,
 }
 
 impl NectereServer {
@@ -429,6 +433,28 @@ impl NectereServer {
             cycle: None,
             served: 0,
             stamps: None,
+            jitter: None,
+        }
+    }
+
+    /// Draws each request's compute uniformly from `service × (1 ± frac)`
+    /// with a generator seeded by `seed` (the scenario's seed and the
+    /// workload), so runs stay reproducible.
+    pub fn with_jitter(mut self, frac: f64, seed: u64) -> Self {
+        if frac > 0.0 {
+            self.jitter = Some((frac, ChaCha8Rng::seed_from_u64(seed)));
+        }
+        self
+    }
+
+    /// The compute of the next request.
+    fn compute(&mut self) -> Time {
+        match &mut self.jitter {
+            None => self.service,
+            Some((frac, rng)) => {
+                let u: f64 = rng.random_range(-1.0..=1.0);
+                (self.service as f64 * (1.0 + *frac * u)).round() as Time
+            }
         }
     }
 
@@ -488,7 +514,7 @@ impl Program for NectereServer {
         }
         if !self.queue.is_empty() {
             self.serving = Some(now);
-            return Op::Compute(self.service);
+            return Op::Compute(self.compute());
         }
         Op::Poll
     }

@@ -500,6 +500,12 @@ pub struct WorkloadOptions {
     /// (**calibration**: standalone 64 KB latency 209 us on F's testbed).
     #[serde(default)]
     pub service: Option<String>,
+    /// `nectere`, `memcached`: each request's server compute drawn uniformly
+    /// from `service × (1 ± service-jitter)`, seeded by the scenario's seed,
+    /// so closed loops of fixed period do not phase-lock with each other.
+    /// A fraction in [0, 1). Default 0 (every request takes `service`).
+    #[serde(default)]
+    pub service_jitter: Option<f64>,
     /// Time scale of this workload's traffic (both directions): `packet`
     /// (default; every packet in netsim) or `fluid` (a flow-level rate
     /// sharing link capacity max-min with the others; `fluid.rs`).
@@ -1160,6 +1166,20 @@ impl Scenario {
                     format!("{p}.service"),
                     "service is for nectere and memcached",
                 );
+            }
+            if let Some(j) = w.service_jitter {
+                if !["nectere", "memcached"].contains(&w.kind.as_str()) {
+                    return err(
+                        format!("{p}.service-jitter"),
+                        "service-jitter is for nectere and memcached",
+                    );
+                }
+                if !(j.is_finite() && (0.0..1.0).contains(&j)) {
+                    return err(
+                        format!("{p}.service-jitter"),
+                        format!("must be a fraction in [0, 1), got {j}"),
+                    );
+                }
             }
             if w.kind != "nectere" && w.reply_size.is_some() {
                 return err(

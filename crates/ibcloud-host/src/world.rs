@@ -759,6 +759,8 @@ impl World {
         let mut workloads = Vec::new();
         let mut finite = Vec::new();
         for (wi, w) in sc.workloads.iter().enumerate() {
+            // Each workload's own stream of service jitter, from the scenario's seed.
+            let jitter_seed = sc.seed ^ (wi as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let (a, bv) = if w.kind == "nas" {
                 (0, 0)
             } else {
@@ -936,6 +938,7 @@ impl World {
                         Some(Box::new(
                             NectereServer::new(qb as u32, size, reply, service, depth)
                                 .with_reply_cycle(cycle)
+                                .with_jitter(w.service_jitter.unwrap_or(0.0), jitter_seed)
                                 .with_stamps(ch),
                         )),
                     )
@@ -960,6 +963,7 @@ impl World {
                         ),
                         Some(Box::new(
                             NectereServer::new(qb as u32, size, reply, service, depth)
+                                .with_jitter(w.service_jitter.unwrap_or(0.0), jitter_seed)
                                 .with_stamps(ch),
                         )),
                     )

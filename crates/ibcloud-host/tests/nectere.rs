@@ -65,3 +65,37 @@ fn other_workloads_have_no_split() {
     assert!(r.workloads[1].ctime_mean_us.is_none());
     assert!(r.workloads[0].ctime_mean_us.is_some());
 }
+
+#[test]
+fn service_jitter_spreads_the_compute_reproducibly() {
+    let jittered = r#", "service-jitter": 0.2}]}"#;
+    let doc = layout("").replacen("}]}", jittered, 1);
+    let (a, b, plain) = (run(&doc), run(&doc), run(&layout("")));
+    // Same seed, same run.
+    assert_eq!(a.latencies, b.latencies);
+    let w = &a.workloads[0];
+    let (lo, hi) = (w.ctime_p50_us.unwrap(), w.ctime_p99_us.unwrap());
+    // Each request's compute within 129.3 us ± 20 %, and spread (not one value).
+    assert!(hi > lo && hi <= 129.3 * 1.2 + 1e-6, "{w:?}");
+    // Uniform around the service: the mean moves by well under 2 %.
+    let (m, m0) = (w.ctime_mean_us.unwrap(), plain.workloads[0].ctime_mean_us.unwrap());
+    assert!((m / m0 - 1.0).abs() < 0.02, "{m} vs {m0}");
+    // Another seed, another draw.
+    let other = run(&doc.replacen("{\"duration\"", "{\"seed\": 7, \"duration\"", 1));
+    assert_ne!(other.latencies, a.latencies);
+}
+
+#[test]
+fn service_jitter_is_checked() {
+    for (v, kind) in [("1.0", "nectere"), ("-0.1", "nectere"), ("0.1", "rdma-write")] {
+        let doc = layout("").replacen(
+            r#""kind": "nectere", "vm": "c64", "peer": "s64", "size": "64k"}"#,
+            &format!(r#""kind": "{kind}", "vm": "c64", "peer": "s64", "size": "64k", "service-jitter": {v}}}"#),
+            1,
+        );
+        let e = ibcloud_host::Scenario::from_json(&doc)
+            .and_then(|s| s.validate().map(|_| s))
+            .unwrap_err();
+        assert_eq!(e.path, "workloads[0].service-jitter", "{v} {kind}: {e}");
+    }
+}
