@@ -245,6 +245,10 @@ def test_sphinx_scoreboard_at_the_default_size():
     t9 = s["table9"]["rows"]
     assert all(max(x["collocated"]["pl_nectere"], x["collocated"]["pl_memcached"]) < 0.06 for x in t9.values())
     assert t9["1:1"]["sphinx"]["pl_nectere"] < 0.005 and abs(t9["1:4"]["sphinx"]["lp"] / 0.25 - 1) < 0.2
+    # Breaking the closed loops' phase-lock (compute ±5 %, a reading) leaves every row's losses near 1 % or below
+    # Table 8-like 5.5 %: phase-locking is not what hides the thesis's 20 %.
+    assert all(max(x["jitter_collocated"]["pl_nectere"], x["jitter_collocated"]["pl_memcached"]) < 0.06
+               for x in t9.values()) and t9["1:1"]["jitter_collocated"]["pl_nectere"] > 0.003
 
 
 @pytest.mark.slow

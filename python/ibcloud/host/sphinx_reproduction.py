@@ -96,14 +96,16 @@ def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True
              weights: Optional[Tuple[int, int]] = (32, 32), delay: int = 0, n_service_us: float = N_SERVICE_US,
              m_service_us: float = M_SERVICE_US, cct_unit_ps: int = CCT_UNIT_PS,
              controllers: Optional[List[Dict[str, Any]]] = None, arbitration: str = "per-packet",
-             n_size: str = "64k", m_sizes: Tuple[str, ...] = ("512k",), m_per_size: int = 10 ** 7) -> Dict[str, Any]:
+             n_size: str = "64k", m_sizes: Tuple[str, ...] = ("512k",), m_per_size: int = 10 ** 7,
+             jitter: float = 0.0) -> Dict[str, Any]:
     """A host scenario in the layout above: ``weights`` = VL weights
     (Nectere, Memcached) with each application on its own SL, or None for
     one shared SL (Unmanaged); ``delay`` = a static CCT index on the
     Memcached server's queue pairs (the Manual knob), or with a negative
     value on Nectere's client; ``arbitration`` = the adapters' (docs/host.md);
     ``n_size`` = Nectere's request size; ``m_sizes`` = Memcached's value
-    sizes, cycled ``m_per_size`` Gets each (G Fig. 41's alternating client).
+    sizes, cycled ``m_per_size`` Gets each (G Fig. 41's alternating client);
+    ``jitter`` = both servers' ``service-jitter`` (docs/host.md).
 
     >>> sc = scenario(weights=(128, 32), delay=16)
     >>> [v["name"] for v in sc["vms"]], sc["controllers"][0]["ccti"]
@@ -116,6 +118,8 @@ def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True
     for name, v in (("n_service_us", n_service_us), ("m_service_us", m_service_us)):
         if not (v >= 0 and math.isfinite(v)):
             raise ValueError(f"scenario: {name} must be a non-negative number of us, got {v}")
+    if not (0 <= jitter < 1):
+        raise ValueError(f"scenario: jitter must be a fraction in [0, 1), got {jitter}")
     vms: List[Dict[str, Any]] = []
     wls: List[Dict[str, Any]] = []
     if nectere:
@@ -137,6 +141,9 @@ def scenario(duration_ms: int = 30, nectere: bool = True, memcached: bool = True
         ctl.append({"kind": "cc-delay", "vms": ["nc"], "ccti": int(-delay)})
     if ctl:
         sc["controllers"] = ctl
+    if jitter > 0:
+        for w in wls:
+            w["service-jitter"] = float(jitter)
     return sc
 
 
@@ -181,6 +188,10 @@ def _table9(size: str, short: int, long_: int, workers: Optional[int]) -> Tuple[
         cases += [(f"{t}/base-n", scenario(short, memcached=False, **kw)),
                   (f"{t}/base-m", scenario(short, nectere=False, **kw)),
                   (f"{t}/collocated", scenario(short, **kw)),
+                  # Reading (never judged): both servers' compute ±JITTER, so the closed loops cannot phase-lock.
+                  (f"{t}/jitter-base-n", scenario(short, memcached=False, jitter=JITTER, **kw)),
+                  (f"{t}/jitter-base-m", scenario(short, nectere=False, jitter=JITTER, **kw)),
+                  (f"{t}/jitter-collocated", scenario(short, jitter=JITTER, **kw)),
                   (f"{t}/bp", scenario(short, weights=bp_weights(TARGETS[t]), **kw))]
         cases += [(f"{t}/grid-{w[0]}-{w[1]}-{d}", scenario(short, weights=w, delay=d, **kw)) for w, d in grid]
     if long_:
@@ -202,7 +213,12 @@ def _table9(size: str, short: int, long_: int, workers: Optional[int]) -> Tuple[
             pn, pm, r = _pl((ln, lm), base)
             return {"nectere_us": ln, "memcached_us": lm, "pl_nectere": pn, "pl_memcached": pm, "ratio": r}
 
+        jb = (_mean(res[f"{t}/jitter-base-n"], "nc", warm), _mean(res[f"{t}/jitter-base-m"], "mc", warm))
+        jl = (_mean(res[f"{t}/jitter-collocated"], "nc", warm), _mean(res[f"{t}/jitter-collocated"], "mc", warm))
+        jp = _pl(jl, jb)
         x: Dict[str, Any] = {"base": base, "memcached_size": T9_M_SIZE[paper_base[1]],
+                             "jitter_collocated": {"jitter": JITTER, "base": jb, "nectere_us": jl[0],
+                                                   "memcached_us": jl[1], "pl_nectere": jp[0], "pl_memcached": jp[1]},
                              "services_us": (pair[t]["n_service_us"], pair[t]["m_service_us"]),
                              "collocated": row(f"{t}/collocated"),
                              "bp": row(f"{t}/bp") | {"weights": bp_weights(TARGETS[t])},
@@ -217,7 +233,8 @@ def _table9(size: str, short: int, long_: int, workers: Optional[int]) -> Tuple[
         checks.append(reg[f"R12-t9-coll-{t}"].judge(
             pp[1] > 0 and abs(co["pl_nectere"] / pp[0] - 1) <= REL and abs(co["pl_memcached"] / pp[1] - 1) <= REL,
             f"{co['nectere_us']:.1f} : {co['memcached_us']:.1f} us, {co['pl_nectere']:+.1%} : "
-            f"{co['pl_memcached']:+.1%} (thesis {pp[0]:+.1%} : {pp[1]:+.1%})"))
+            f"{co['pl_memcached']:+.1%} (thesis {pp[0]:+.1%} : {pp[1]:+.1%}); reading, compute ±{JITTER:.0%} "
+            f"(not judged): {jp[0]:+.1%} : {jp[1]:+.1%}"))
         bp, pb = x["bp"], _pl(paper_bp, paper_base)
         checks.append(reg[f"R12-t9-bp-{t}"].judge(
             math.isfinite(bp["ratio"]) and abs(bp["ratio"] / pb[2] - 1) <= REL,
@@ -333,7 +350,8 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
     for w, d in grid:
         cases.append((f"grid-{w[0]}-{w[1]}-{d}", scenario(short, weights=w, delay=d)))
     # Readings of the collocated interference (printed beside, never judged; docs/reproductions/sphinx.md).
-    readings = {"per-message": dict(arbitration="per-message", weights=None)}
+    readings: Dict[str, Dict[str, Any]] = {"per-message": dict(arbitration="per-message", weights=None),
+                                           "jitter": dict(jitter=JITTER)}
     for name, kw in readings.items():
         cases += [(f"reading-{name}-base-n", scenario(short, memcached=False, **kw)),
                   (f"reading-{name}-base-m", scenario(short, nectere=False, **kw)),
@@ -386,9 +404,10 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
                                           f"{ours_base[1]:.2f} us (lookup {M_SERVICE_US} us fitted to it)"))
     co = s["collocated"]
     un = s["unmanaged"]
-    pmsg = s["readings"]["per-message"]
+    pmsg, jit = s["readings"]["per-message"], s["readings"]["jitter"]
     extra = (f"; Unmanaged (one SL): {un['pl_nectere']:+.1%} / {un['pl_memcached']:+.1%}; reading, adapters "
-             f"per-message (not judged): {pmsg['pl_nectere']:+.1%} / {pmsg['pl_memcached']:+.1%}")
+             f"per-message (not judged): {pmsg['pl_nectere']:+.1%} / {pmsg['pl_memcached']:+.1%}; reading, compute "
+             f"±{JITTER:.0%} (not judged): {jit['pl_nectere']:+.1%} / {jit['pl_memcached']:+.1%}")
     checks.append(reg["R12-coll-N"].judge(abs(co["pl_nectere"] / 0.335 - 1) <= REL,
                                           f"{co['nectere_us']:.1f} us, {co['pl_nectere']:+.1%}" + extra))
     checks.append(reg["R12-coll-M"].judge(abs(co["pl_memcached"] / 0.052 - 1) <= REL,
@@ -498,6 +517,9 @@ def reproduce(size: str = "default", workers: Optional[int] = None, out: Optiona
         s["files"] = [str(p) for p in _write(out, s)]
     return s
 
+
+#: The jitter reading beside Table 9's Collocated rows: each server's compute uniform in ±5 % (docs/host.md).
+JITTER = 0.05
 
 #: R15-bounded's actuator bound: below what 1:4 needs on our plant (fixed with the claim).
 BOUND = 8
