@@ -300,6 +300,12 @@ pub struct CcConfig {
     pub detection: CcDetection,
     /// QP-based or SL-based control at the CA.
     pub control: CaControl,
+    /// The CA Congestion Setting's Control_Map: bit *s* set = sources react
+    /// to BECNs on SL *s*. Switches mark whatever the SL; a source ignores
+    /// the BECNs of an SL outside the map, so its packets are never
+    /// delayed by congestion control (G §9 A11's "bulk SLs only" reading).
+    /// Default every SL.
+    pub sl_map: u16,
     /// QPs of a source that talks to many destinations: 0 = one QP per
     /// destination; n = destination mod n.
     pub qps: u32,
@@ -328,6 +334,7 @@ impl Default for CcConfig {
             victim_mask: VictimMask::CaPorts,
             detection: CcDetection::Heads,
             control: CaControl::Qp,
+            sl_map: 0xffff,
             qps: 0,
             ccti_increase: 1,
             ccti_limit: 127,
@@ -365,6 +372,7 @@ impl CcConfig {
             victim_mask: VictimMask::CaPorts,
             detection: CcDetection::Heads,
             control: CaControl::Sl,
+            sl_map: 0xffff,
             qps: 0,
             ccti_increase: 10,
             ccti_limit: limit as u16,

@@ -1805,6 +1805,13 @@ impl Simulation {
 
     /// A BECN (a CNP) for flow `f`'s QP `qp` on `sl`.
     fn becn(&mut self, f: usize, qp: u32, sl: u8) {
+        if let Some(cc) = &self.cc {
+            if cc.sl_map & (1 << (sl & 15)) == 0 {
+                // Control_Map leaves this SL out: the source does not react.
+                self.flows[f].c.becns += 1;
+                return;
+            }
+        }
         let key = self.cc_key(f, qp, sl);
         self.cc_ird(f, key);
         let Some(cc) = &self.cc else { return };

@@ -305,3 +305,25 @@ fn a_static_cc_delay_stretches_messages_by_their_packet_gaps() {
         .unwrap_err();
     assert!(e.to_string().contains("CCTI_Limit"), "{e}");
 }
+
+/// The CA Congestion Setting's Control_Map (G §9 A11's "bulk SLs only"):
+/// switches mark whatever the SL, but sources ignore the BECNs of SLs outside
+/// the map, so their CCTI never rises and the hot spot stays as without CC.
+#[test]
+fn sls_outside_the_control_map_ignore_becns() {
+    let (f, t) = ft324();
+    let spec = hot_spot_case(); // every flow on SL0
+    let on = run(&f, &t, &spec, Some(responsive()), 2 * MS);
+    let out = CcConfig {
+        sl_map: 0xfffe,
+        ..responsive()
+    };
+    let r = run(&f, &t, &spec, Some(out), 2 * MS);
+    assert!(r.flows.iter().any(|x| x.counters.becns > 0), "switches still mark");
+    assert!(r.flows.iter().all(|x| x.counters.ccti == 0));
+    assert!(on.flows.iter().any(|x| x.counters.ccti > 0));
+    let victims: Vec<u32> = (18..36).collect();
+    let offered = 0.5 * qdr_payload();
+    let v = gbps(&r, &victims, MS, 2 * MS) / 18.0;
+    assert!(v < 0.5 * offered, "victims collapse as without CC: {v:.2}");
+}

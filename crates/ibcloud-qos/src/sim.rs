@@ -57,8 +57,8 @@ impl FabricQos {
 
 impl FabricCc {
     /// The simulator's congestion control. The simulator applies one CA
-    /// setting to every SL, so the Control_Map must cover each SL of
-    /// `used_sls` and their entries must agree. `cct_unit` is the time of one
+    /// setting to every SL the Control_Map covers (the others never react to
+    /// BECNs), so the entries of the covered SLs among `used_sls` must agree. `cct_unit` is the time of one
     /// CCT multiplier step (not an IBA quantity; [`RANADIVE_CCT_UNIT`] by
     /// default).
     pub fn to_sim(&self, used_sls: &[u8], cct_unit: Option<Time>) -> Result<CcConfig, String> {
@@ -85,21 +85,20 @@ impl FabricCc {
                 ),
             }
         };
+        // The Control_Map's SLs react to BECNs with one shared setting; the
+        // others do not react at all (netsim's `sl_map`).
         let mut chosen = None;
         for &sl in used_sls {
             let sl = sl & 15;
             if self.ca.control_map & (1 << sl) == 0 {
-                return Err(format!(
-                    "cc.ca.control-map {:#06x} leaves SL {sl} without congestion control, but the simulator applies one setting to every SL",
-                    self.ca.control_map
-                ));
+                continue;
             }
             let e = self.ca.entries[sl as usize];
             match chosen {
                 None => chosen = Some(e),
                 Some(c) if c != e => {
                     return Err(format!(
-                        "cc.ca: SL {sl}'s entry differs from another SL's, but the simulator applies one setting to every SL"
+                        "cc.ca: SL {sl}'s entry differs from another controlled SL's, but the simulator applies one setting to every controlled SL"
                     ))
                 }
                 _ => {}
@@ -121,6 +120,7 @@ impl FabricCc {
             } else {
                 CaControl::Qp
             },
+            sl_map: self.ca.control_map,
             ccti_increase: e.ccti_increase as u16,
             ccti_limit: self.ccti_limit(),
             ccti_min: e.ccti_min as u16,
@@ -206,14 +206,12 @@ mod tests {
     }
 
     #[test]
-    fn bulk_only_cc_is_refused_by_the_one_setting_simulator() {
-        let e = Preset::StMax
-            .cc(CcSls::Bulk)
-            .to_sim(&[0, 1], None)
-            .unwrap_err();
-        assert!(e.contains("SL 0"), "{e}");
-        // … but is fine when only bulk SLs carry traffic.
-        assert!(Preset::StMax.cc(CcSls::Bulk).to_sim(&[1, 2], None).is_ok());
+    fn bulk_only_cc_leaves_sl0_out_of_the_simulators_map() {
+        let cc = Preset::StMax.cc(CcSls::Bulk).to_sim(&[0, 1], None).unwrap();
+        assert_eq!(cc.sl_map & 1, 0, "{:#x}", cc.sl_map);
+        assert_ne!(cc.sl_map & 2, 0, "{:#x}", cc.sl_map);
+        let all = Preset::StMax.cc(CcSls::All).to_sim(&[0, 1], None).unwrap();
+        assert_eq!(all.sl_map & 3, 3);
     }
 
     #[test]

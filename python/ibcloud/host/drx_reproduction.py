@@ -51,9 +51,10 @@ DRX_HARDWARE = ("drxmax", "drxmaxq")
 #: Beside R8 (never judged): StMax's CC alone (its QoS alone is DRXMax/DRXMaxQ when DRX never pushes: the same
 #: scenario with a controller that only watches). With ``--r8-causes`` also the packet-level uncontrolled run and
 #: DRXMaxQ with its QoS pushed at the violation (SM restart; only QPs created afterwards take the new SLs): two
-#: runs of ≈ 5·10⁸ events each, about a minute of CPU each, so the default size skips them.
+#: runs of ≈ 5·10⁸ events each, about a minute of CPU each, so the default size skips them; and StMax/StMaxQ
+#: with CC on the bulk SL only (G §9 A11's other reading: the CA Control_Map without SL0).
 R8_BESIDE = ("stmax/cc-only",)
-R8_CAUSES = ("none/packet", "drxmaxq/qos-at-violation")
+R8_CAUSES = ("none/packet", "drxmaxq/qos-at-violation", "stmax/cc-bulk", "stmaxq/cc-bulk")
 #: Event budget of the packet-level runs at the default scale 0.1 (an uncontrolled one needs ≈ 5.2·10⁸), scaled
 #: with the run's length at larger scales.
 HW_EVENTS = 1_000_000_000
@@ -254,7 +255,8 @@ def _hardware(layout: str, hosts: int, scale: float, sla: float, name: str) -> D
     ``stmaxq`` (QoS and CC from time 0); ``drxmax`` or ``drxmaxq`` (QoS from
     time 0, DRX pushes the CC through the SM at the first violation);
     ``<static>/cc-only`` or ``/qos-only`` (one part of the preset from time
-    0); ``drxmaxq/qos-at-violation`` (QoS and CC pushed at the violation, SM
+    0); ``<static>/cc-bulk`` (the preset with CC on the bulk SL only, A11);
+    ``drxmaxq/qos-at-violation`` (QoS and CC pushed at the violation, SM
     restart, SLs from the SA at QP creation); ``none/packet`` (uncontrolled).
 
     >>> sc = _hardware("symmetric", 2, 0.1, 900.0, "drxmax")
@@ -276,7 +278,9 @@ def _hardware(layout: str, hosts: int, scale: float, sla: float, name: str) -> D
         sc["controllers"] = [dict(controller(policy, sc, scale, sla), **{"qos-at": "violation"})]
         return sc
     sc["fabric"]["qos"] = policy
-    if variant:
+    if variant == "cc-bulk":
+        sc["fabric"]["qos-cc-sls"] = "bulk"
+    elif variant:
         sc["fabric"]["qos-parts"] = variant.split("-")[0]
     if policy in DRX_HARDWARE:
         sc["fabric"]["qos-parts"] = "qos"
@@ -486,7 +490,8 @@ def _judge(s: Dict[str, Any]) -> List[Check]:
 
     iso = (f"CC only (StMax's Table 5 CC, one VL) {_pct(d.get('symmetric/stmax/cc-only'))}; QoS only 32:32 "
            f"{qos_only('drxmax')}, 254:1 {qos_only('drxmaxq')} (DRXMax/DRXMaxQ runs, DRX never pushed); "
-           f"packet-level uncontrolled {_pct(d.get('symmetric/none/packet'))}")
+           f"packet-level uncontrolled {_pct(d.get('symmetric/none/packet'))}; CC on the bulk SL only (A11's other "
+           f"reading) StMax {_pct(d.get('symmetric/stmax/cc-bulk'))}, StMaxQ {_pct(d.get('symmetric/stmaxq/cc-bulk'))}")
     out.append(reg["R8-floor"].judge(all(hw[f"symmetric/{q}"] >= SLA for q in HARDWARE),
                                      ", ".join(f"{q} {_pct(hw[f'symmetric/{q}'])}" for q in HARDWARE) +
                                      " (bulk packet-level; capping: EB-Dist " + _pct(d["symmetric/eb-dist"]) +
@@ -538,9 +543,9 @@ def _print(s: Dict[str, Any]) -> None:
                   f"({p.get('violation_to_in_force_ms', float('nan')):.2f} ms; {p['mads']} MADs"
                   f"{', SM restart %g s' % p['restart_s'] if p['restart_s'] else ''})")
     print("Judged: the policies as written; '/repaired' (A1, A5) and '/cap-25' (A6's other reading) are printed only; "
-          "hardware runs (stmax … drxmaxq) are bulk packet-level; 'stmax/cc-only', 'none/packet' and "
-          "'drxmaxq/qos-at-violation' are printed only (R8's cause isolation and G's other DRXMaxQ reading; the "
-          "last two with --r8-causes).")
+          "hardware runs (stmax … drxmaxq) are bulk packet-level; 'stmax/cc-only', 'none/packet', "
+          "'drxmaxq/qos-at-violation' and '*/cc-bulk' are printed only (R8's cause isolation, G's other DRXMaxQ "
+          "reading and A11's other reading; all but the first with --r8-causes).")
     if "motivation" in s:
         for line in sphinx_motivation.describe(s["motivation"]):
             print(line)
