@@ -27,6 +27,8 @@ def test_every_hardware_case_is_a_valid_packet_level_scenario(name):
         assert ctl[0]["qos-at"] == "violation"
     elif name == "none/packet":
         assert not ctl and "qos" not in sc["fabric"] and sc["max-events"] >= 10**9
+    elif name.endswith("/cc-bulk"):  # A11's other reading: the whole preset, CC on the bulk SL only
+        assert not ctl and sc["fabric"]["qos-cc-sls"] == "bulk" and "qos-parts" not in sc["fabric"]
     else:
         assert not ctl and sc["fabric"]["qos"] == name.split("/")[0]
         assert sc["fabric"].get("qos-parts") == (name.split("/")[1].split("-")[0] if "/" in name else None)
