@@ -567,8 +567,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=integer(1), default=None, metavar="N",
                         help="scenarios run at once (default: every CPU; results do not depend on it)")
     parser.add_argument("--r8-causes", action="store_true",
-                        help="add R8's two heavy cause-isolation runs (packet-level uncontrolled; DRXMaxQ's QoS "
-                             "pushed at the violation): about two more minutes of CPU")
+                        help="add R8's cause-isolation runs (packet-level uncontrolled; DRXMaxQ's QoS pushed at "
+                             "the violation; StMax/StMaxQ with CC on the bulk SL only, A11): about four more "
+                             "minutes of CPU")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--out", default=None, help="write summary.json into this folder")
 
