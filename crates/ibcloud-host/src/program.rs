@@ -12,10 +12,10 @@
 //! and [`NectereServer`] (closed-loop request/response, server FCFS plus a
 //! fixed compute time).
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use crate::cq::{Cqe, Opcode};
 use crate::Time;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 

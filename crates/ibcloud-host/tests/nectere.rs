@@ -78,7 +78,10 @@ fn service_jitter_spreads_the_compute_reproducibly() {
     // Each request's compute within 129.3 us ± 20 %, and spread (not one value).
     assert!(hi > lo && hi <= 129.3 * 1.2 + 1e-6, "{w:?}");
     // Uniform around the service: the mean moves by well under 2 %.
-    let (m, m0) = (w.ctime_mean_us.unwrap(), plain.workloads[0].ctime_mean_us.unwrap());
+    let (m, m0) = (
+        w.ctime_mean_us.unwrap(),
+        plain.workloads[0].ctime_mean_us.unwrap(),
+    );
     assert!((m / m0 - 1.0).abs() < 0.02, "{m} vs {m0}");
     // Another seed, another draw.
     let other = run(&doc.replacen("{\"duration\"", "{\"seed\": 7, \"duration\"", 1));
@@ -87,7 +90,11 @@ fn service_jitter_spreads_the_compute_reproducibly() {
 
 #[test]
 fn service_jitter_is_checked() {
-    for (v, kind) in [("1.0", "nectere"), ("-0.1", "nectere"), ("0.1", "rdma-write")] {
+    for (v, kind) in [
+        ("1.0", "nectere"),
+        ("-0.1", "nectere"),
+        ("0.1", "rdma-write"),
+    ] {
         let doc = layout("").replacen(
             r#""kind": "nectere", "vm": "c64", "peer": "s64", "size": "64k"}"#,
             &format!(r#""kind": "{kind}", "vm": "c64", "peer": "s64", "size": "64k", "service-jitter": {v}}}"#),

@@ -319,7 +319,10 @@ fn sls_outside_the_control_map_ignore_becns() {
         ..responsive()
     };
     let r = run(&f, &t, &spec, Some(out), 2 * MS);
-    assert!(r.flows.iter().any(|x| x.counters.becns > 0), "switches still mark");
+    assert!(
+        r.flows.iter().any(|x| x.counters.becns > 0),
+        "switches still mark"
+    );
     assert!(r.flows.iter().all(|x| x.counters.ccti == 0));
     assert!(on.flows.iter().any(|x| x.counters.ccti > 0));
     let victims: Vec<u32> = (18..36).collect();

@@ -645,7 +645,10 @@ mod tests {
         d.compact(20 * S, S);
         assert!(d.responses().is_empty());
         let after = d.response_summary();
-        assert_eq!((after.violations, after.answered), (before.violations, before.answered));
+        assert_eq!(
+            (after.violations, after.answered),
+            (before.violations, before.answered)
+        );
         assert_eq!(after.max_ms, before.max_ms);
         assert!((after.mean_ms.unwrap() - before.mean_ms.unwrap()).abs() < 1e-9);
     }
