@@ -338,28 +338,35 @@ struct GroupVms {
     b: String,
 }
 
+/// The `[policy]` array `key` read as `T`s (empty when absent).
+fn policy_list<T: serde::de::DeserializeOwned>(cfg: &Config, key: &str) -> Result<Vec<T>, String> {
+    cfg.policy
+        .get(key)
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| format!("{key}: {e}"))
+        .map(Option::unwrap_or_default)
+}
+
 impl SphinxAgent {
     /// From `[policy]` (the keys of the scenario's `kind = "sphinx"`) and
     /// `[opensm]`.
     pub fn new(cfg: &Config, names: &[String]) -> Result<Self, String> {
         let host = SphinxHost::from_params(&cfg.policy, names)?;
-        let flows: Vec<FlowVm> = cfg
-            .policy
-            .get("flows")
-            .cloned()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| format!("flows: {e}"))?
-            .unwrap_or_default();
-        let flow_vm: Vec<usize> = flows
+        // SphinxHost has checked that every flow and group names a VM; an
+        // unknown name here is still an error, never a wrong VM.
+        let vm_of = |n: &str| {
+            names
+                .iter()
+                .position(|x| x == n)
+                .ok_or_else(|| format!("unknown VM '{n}'"))
+        };
+        let flows: Vec<FlowVm> = policy_list(cfg, "flows")?;
+        let flow_vm = flows
             .iter()
-            .map(|f| {
-                names
-                    .iter()
-                    .position(|n| *n == f.vm)
-                    .expect("checked by SphinxHost")
-            })
-            .collect();
+            .map(|f| vm_of(&f.vm))
+            .collect::<Result<Vec<usize>, String>>()?;
         if cfg.replay.is_none() {
             for (i, &vm) in flow_vm.iter().enumerate() {
                 if !cfg.vms[vm].latency {
@@ -371,25 +378,15 @@ impl SphinxAgent {
                 }
             }
         }
-        let vm_of = |n: &str| {
-            names
-                .iter()
-                .position(|x| x == n)
-                .expect("checked by SphinxHost")
-        };
-        let groups: Vec<GroupVms> = cfg
-            .policy
-            .get("groups")
-            .cloned()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| format!("groups: {e}"))?
-            .unwrap_or_default();
-        let group_vms = groups.iter().map(|g| (vm_of(&g.a), vm_of(&g.b))).collect();
+        let groups: Vec<GroupVms> = policy_list(cfg, "groups")?;
+        let group_vms = groups
+            .iter()
+            .map(|g| Ok((vm_of(&g.a)?, vm_of(&g.b)?)))
+            .collect::<Result<Vec<_>, String>>()?;
         let o = cfg.opensm.as_ref().ok_or(
             "sphinx pushes its delays through OpenSM: add an [opensm] table (conf, pid-file)",
         )?;
-        let base = base_policy(cfg)?.expect("opensm present");
+        let base = base_policy(cfg)?.ok_or("sphinx needs an [opensm] table")?;
         let max_delay = cfg
             .policy
             .get("max-delay")
@@ -444,7 +441,10 @@ impl SphinxAgent {
                 }
             }
         }
-        let o = cfg.opensm.as_ref().expect("checked");
+        let o = cfg
+            .opensm
+            .as_ref()
+            .ok_or("sphinx needs an [opensm] table")?;
         if matches!(self.actuator, Actuator::Cc | Actuator::Both) {
             let cc = base.cc.as_ref().ok_or_else(|| {
                 cfg.at(
