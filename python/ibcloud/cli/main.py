@@ -60,7 +60,7 @@ COMMANDS: "list[tuple[str, dict[str, str]]]" = [
     ("ibcloud.cli.sa", {"sa": "subnet administration: resolve path records, flood an SM"}),
     ("ibcloud.cli.host", {"host": "virtualized hosts: CPU schedulers, VMM-bypass/SR-IOV HCAs, IBMon"}),
     ("ibcloud.cli.sm", {"sm": "ibcloud's own subnet manager (libibumad; ibsim via umad2sim)"}),
-    ("ibcloud.cli.agent", {"agent": "run a CPU-capping policy (FaReS, ResEx) on this host's cgroups"}),
+    ("ibcloud.cli.agent", {"agent": "run a capping, DRX or Sphinx policy on this host's cgroups and OpenSM"}),
     ("ibcloud.cli.qos", {"qos": "QoS (SL2VL, VL arbitration, high limit) as OpenSM options",
                          "cc": "congestion control (switch/CA settings, CCT) as OpenSM options"}),
 ]
